@@ -1,0 +1,154 @@
+/*
+ * untorn.h - the public API of libuntorn, an embedded ordered key-value store
+ * that keeps its 16 KiB pages untorn.
+ *
+ * This is the only header a user includes.  The API is deliberately small:
+ * open a database, begin a transaction, put/get/del, walk a cursor, commit or
+ * abort.  Every call that can fail returns an int: 0 on success, UT_NOTFOUND
+ * (positive) when a key or the end of a cursor is not there, a negative UT_E*
+ * code for every error.  ut_strerror() explains a code; ut_errdetail() gives
+ * the calling thread's last error with the file and page it concerns.
+ *
+ * Keys are byte strings of 1..UT_MAX_KEY bytes ordered by memcmp, then length.
+ * Values are 0..UT_MAX_VALUE bytes; larger ones give UT_ETOOBIG.
+ *
+ * Concurrency: one process opens a database at a time (a second gets
+ * UT_ELOCKED).  Inside it, any number of threads may use one ut_db.  Write
+ * transactions are serialized (ut_begin of a second writer waits).  Read-only
+ * transactions are serialized against writers: a reader holds a shared lock
+ * from ut_begin to ut_commit/ut_abort, so it sees the committed state as of
+ * its start and nothing changes under it.  A thread must not begin a write
+ * transaction while it holds a read transaction (it would wait for itself).
+ * A ut_txn and its cursors belong to one thread at a time.
+ */
+#ifndef UNTORN_H
+#define UNTORN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UT_VERSION_STRING "0.1.0"
+
+#define UT_PAGE_SIZE 16384u
+#define UT_MAX_KEY 1024u
+#define UT_MAX_VALUE (4u * 1024u * 1024u)
+
+/* Return codes.  0 = success. */
+#define UT_OK 0
+#define UT_NOTFOUND 1 /* key absent, or cursor past the last key */
+
+#define UT_EINVAL -1     /* bad argument (NULL, empty key, wrong flags) */
+#define UT_ENOMEM -2     /* out of memory */
+#define UT_EIO -3        /* I/O error from the operating system */
+#define UT_ECORRUPT -4   /* a page or log record failed its checksum or invariants */
+#define UT_ELOCKED -5    /* another process has the database open */
+#define UT_ETOOBIG -6    /* key or value larger than the limits above */
+#define UT_ENOSPC -7     /* the filesystem is full */
+#define UT_EREADONLY -8  /* write through a read-only transaction */
+#define UT_ENOTDB -9     /* the file is not an untorn database */
+#define UT_EVERSION -10  /* an untorn database of another format version or page size */
+#define UT_ENOTSUP -11   /* requested protection not supported by this file's stack */
+#define UT_EFATAL -12    /* an earlier write failed; the handle refuses further writes */
+#define UT_EBUSY -13     /* the operation conflicts with open transactions */
+
+/* How pages are protected against torn writes. */
+enum ut_protect {
+	UT_PROTECT_AUTO = 0,    /* atomic if statx says the stack can, else double-write */
+	UT_PROTECT_ATOMIC,      /* RWF_ATOMIC in-place page writes; error at open if unsupported */
+	UT_PROTECT_DOUBLEWRITE, /* copy to a double-write file first, then in place */
+	UT_PROTECT_UNSAFE       /* in place, unprotected: crash tests' negative control only */
+};
+
+/* ut_begin flags */
+#define UT_RDONLY 1u
+
+typedef struct ut_db ut_db;
+typedef struct ut_txn ut_txn;
+typedef struct ut_cursor ut_cursor;
+
+typedef struct ut_options {
+	size_t cache_bytes;    /* buffer pool bound; default 64 MiB, minimum a few pages */
+	enum ut_protect protect;
+	int create;            /* create the database if missing (default 1) */
+	int sync;              /* 1: commit returns once durable (default); 0: at next sync */
+} ut_options;
+
+typedef struct ut_stats {
+	int protect;               /* enum ut_protect actually in use (never AUTO) */
+	uint64_t page_writes;      /* in-place data page writes */
+	uint64_t dw_page_writes;   /* pages written to the double-write file */
+	uint64_t log_bytes;        /* bytes appended to the write-ahead log */
+	uint64_t syncs;            /* fsync/fdatasync calls issued */
+	uint64_t torn_repaired;    /* torn pages restored from the double-write file at open */
+	uint64_t corrupt_pages;    /* pages found failing their checksum and not repairable */
+} ut_stats;
+
+/* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1. */
+void ut_options_default(ut_options *o);
+
+/* Open (or create) the database at path.  o may be NULL for defaults.
+ * On success *db is a handle to close with ut_close. */
+int ut_open(const char *path, const ut_options *o, ut_db **db);
+
+/* Flush, checkpoint and close.  Open transactions must have ended
+ * (UT_EBUSY otherwise, and the handle stays open). */
+int ut_close(ut_db *db);
+
+/* Begin a transaction; flags 0 (read-write) or UT_RDONLY. */
+int ut_begin(ut_db *db, unsigned flags, ut_txn **txn);
+
+/* Commit and free txn.  With sync=1 the changes are durable on return.
+ * On failure the transaction is aborted and freed all the same. */
+int ut_commit(ut_txn *txn);
+
+/* End any transaction (read-only ones included) and free it; its changes
+ * leave no trace. */
+void ut_abort(ut_txn *txn);
+
+/* Insert or overwrite key. */
+int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen);
+
+/* Look key up.  On success *val is malloc'd (caller frees; NULL when vlen
+ * is 0 is allowed) and *vlen its length.  UT_NOTFOUND when absent. */
+int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen);
+
+/* Delete key; UT_NOTFOUND when absent. */
+int ut_del(ut_txn *t, const void *key, size_t klen);
+
+/* Cursors walk keys in order.  A cursor lives inside its transaction and is
+ * invalidated by ut_put/ut_del through the same transaction (re-seek). */
+int ut_cursor_open(ut_txn *t, ut_cursor **c);
+/* Position at the first key >= key; klen 0 = the first key.
+ * UT_NOTFOUND when there is no such key. */
+int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen);
+/* Advance; UT_NOTFOUND past the last key. */
+int ut_cursor_next(ut_cursor *c);
+/* Current entry; pointers valid until the cursor moves or closes. */
+int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
+		  const void **val, size_t *vlen);
+void ut_cursor_close(ut_cursor *c);
+
+/* Write every dirty page through the protection mode and record a
+ * checkpoint, so the log can be reclaimed. */
+int ut_checkpoint(ut_db *db);
+
+int ut_stats_get(ut_db *db, ut_stats *st);
+
+/* A static English explanation of rc. */
+const char *ut_strerror(int rc);
+
+/* The calling thread's last error in detail (file, page, errno), or "" . */
+const char *ut_errdetail(void);
+
+/* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
+const char *ut_protect_name(int protect);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UNTORN_H */

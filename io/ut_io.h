@@ -1,0 +1,126 @@
+/*
+ * io/ut_io.h - the file layer contract.
+ *
+ * Everything above io/ (pager, flush strategies, write-ahead log) reaches
+ * files only through a ut_vfs and the ut_file handles it opens.  There are two
+ * implementations: the POSIX one (io/file_posix.c: O_DIRECT where the
+ * filesystem allows it, RWF_ATOMIC, io_uring batches) and the simulated disk
+ * (io/simdisk.c) that in-process crash tests use to cut power at any write or
+ * sync.
+ *
+ * Contract:
+ *  - Every call returns UT_OK (or a byte count for read) or a negative UT_E*
+ *    code.  The errno behind a failure is kept in ut_file.last_errno and is
+ *    described through ut_set_errdetail() so ut_errdetail() names the file.
+ *  - Writes are whole: a short write is retried; ENOSPC is UT_ENOSPC.
+ *  - A write is durable only after sync() returns UT_OK.  Until then a crash
+ *    may drop it, keep it, or (unless UT_WRITE_ATOMIC) keep it in part, in
+ *    4 KiB sectors.
+ *  - UT_WRITE_ATOMIC writes land whole or not at all, or fail with
+ *    UT_ENOTSUP/UT_EINVAL without writing anything.  The caller must pass one
+ *    buffer whose length and offset suit ut_atomic_info.
+ *  - When f->direct is 1, buffers, lengths and offsets must be multiples of
+ *    UT_IO_ALIGN; ut_io_alloc() returns such buffers.
+ */
+#ifndef UT_IO_H
+#define UT_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "untorn.h"
+
+#define UT_IO_ALIGN 4096u
+
+/* ut_vfs.open flags */
+#define UT_OPEN_CREATE 1u /* create if missing */
+#define UT_OPEN_DIRECT 2u /* try O_DIRECT; fall back to buffered, f->direct = 0 */
+#define UT_OPEN_LOCK 4u   /* exclusive lock for this handle; UT_ELOCKED if held */
+#define UT_OPEN_RDONLY 8u
+
+/* write flags */
+#define UT_WRITE_ATOMIC 1u /* RWF_ATOMIC */
+
+/* What statx(STATX_WRITE_ATOMIC) reported for a file. */
+typedef struct ut_atomic_info {
+	int supported;           /* STATX_ATTR_WRITE_ATOMIC was set */
+	uint32_t unit_min;       /* stx_atomic_write_unit_min, bytes */
+	uint32_t unit_max;       /* stx_atomic_write_unit_max, bytes */
+	uint32_t segments_max;   /* stx_atomic_write_segments_max */
+	int statx_errno;         /* 0, or the errno statx failed with */
+	int mask_missing;        /* kernel did not fill STATX_WRITE_ATOMIC */
+} ut_atomic_info;
+
+typedef struct ut_iowrite {
+	const void *buf;
+	size_t len;
+	uint64_t off;
+} ut_iowrite;
+
+typedef struct ut_file ut_file;
+
+struct ut_file_ops {
+	/* Read up to len bytes at off; returns the count (short only at end of
+	 * file) or a negative code. */
+	int64_t (*read)(ut_file *f, void *buf, size_t len, uint64_t off);
+	int (*write)(ut_file *f, const void *buf, size_t len, uint64_t off,
+		     unsigned wflags);
+	/* Several writes submitted together (io_uring where available); all
+	 * complete before return.  Same flags for each. */
+	int (*write_batch)(ut_file *f, const ut_iowrite *w, size_t n,
+			   unsigned wflags);
+	int (*sync)(ut_file *f); /* fdatasync */
+	int (*size)(ut_file *f, uint64_t *bytes);
+	int (*truncate)(ut_file *f, uint64_t bytes);
+	int (*atomic_info)(ut_file *f, ut_atomic_info *out);
+	void (*close)(ut_file *f);
+};
+
+struct ut_file {
+	const struct ut_file_ops *ops;
+	char *path;
+	int direct;     /* O_DIRECT in effect */
+	int last_errno; /* errno of the last failed call, 0 if none */
+};
+
+typedef struct ut_vfs ut_vfs;
+struct ut_vfs {
+	int (*open)(ut_vfs *v, const char *path, unsigned oflags, ut_file **out);
+	int (*remove)(ut_vfs *v, const char *path);  /* UT_NOTFOUND if absent */
+	int (*exists)(ut_vfs *v, const char *path);  /* 1, 0, or negative code */
+	int (*sync_dir)(ut_vfs *v, const char *path); /* make path's dirent durable */
+};
+
+/* The process-wide POSIX vfs. */
+ut_vfs *ut_vfs_posix(void);
+
+/* 4096-aligned, zeroed buffer for direct I/O; free with free(). */
+void *ut_io_alloc(size_t len);
+
+/* Record the calling thread's error detail (printf-style) for ut_errdetail. */
+void ut_set_errdetail(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Map an errno to a UT_E* code. */
+int ut_errno_to_rc(int err);
+
+static inline int64_t ut_file_read(ut_file *f, void *buf, size_t len, uint64_t off)
+{
+	return f->ops->read(f, buf, len, off);
+}
+static inline int ut_file_write(ut_file *f, const void *buf, size_t len,
+				uint64_t off, unsigned wflags)
+{
+	return f->ops->write(f, buf, len, off, wflags);
+}
+static inline int ut_file_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
+				      unsigned wflags)
+{
+	return f->ops->write_batch(f, w, n, wflags);
+}
+static inline int ut_file_sync(ut_file *f) { return f->ops->sync(f); }
+static inline int ut_file_size(ut_file *f, uint64_t *b) { return f->ops->size(f, b); }
+static inline int ut_file_truncate(ut_file *f, uint64_t b) { return f->ops->truncate(f, b); }
+static inline void ut_file_close(ut_file *f) { if (f) f->ops->close(f); }
+
+#endif /* UT_IO_H */
