@@ -5,7 +5,6 @@
  * when asked for and the filesystem accepts it.  flock() locks belong to the
  * open file description, so a second open in the same process conflicts too.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
