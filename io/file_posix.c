@@ -1,38 +1,86 @@
 /*
  * io/file_posix.c - the POSIX implementation of the file layer (ut_io.h).
  *
- * Plain pread/pwrite/fdatasync with an flock()-based exclusive lock, O_DIRECT
- * when asked for and the filesystem accepts it.  flock() locks belong to the
- * open file description, so a second open in the same process conflicts too.
+ *  - open: O_DIRECT when asked for and the filesystem really does direct I/O
+ *    with alignment UT_IO_ALIGN or finer (statx STATX_DIOALIGN; tmpfs accepts
+ *    the flag since 6.6 but still buffers, so it counts as "no").  Otherwise
+ *    buffered, f->direct = 0, and ut_file_direct_note() says why.
+ *  - write with UT_WRITE_ATOMIC: one pwritev2(RWF_ATOMIC) of one iovec.  A
+ *    refusal (EOPNOTSUPP, EINVAL) is returned as UT_ENOTSUP/UT_EINVAL with a
+ *    detail naming file, offset, length and errno; it is never retried
+ *    without the flag.
+ *  - write_batch: io_uring (liburing), one ring per file, created on first
+ *    use under the file's mutex (threads may share a file).  If the ring
+ *    cannot be created (ENOSYS/EPERM in a sandbox, UT_IO_NO_URING=1), a
+ *    pwrite loop does the same job; ut_file_uses_uring() tells which.
+ *  - lock: flock(LOCK_EX|LOCK_NB).  flock() locks belong to the open file
+ *    description, so a second open in the same process conflicts too.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <liburing.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "ut_atomic_compat.h"
 #include "ut_io.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+#define RING_DEPTH 64u
+
+enum { URING_UNKNOWN = -1, URING_OFF = 0, URING_ON = 1 };
 
 struct posix_file {
 	ut_file base;
 	int fd;
+	pthread_mutex_t lock; /* protects ring and uring_state */
+	int uring_state;
+	struct io_uring ring;
+	const char *direct_note;
 };
 
-static int fail(ut_file *f, const char *what)
-{
-	int err = errno;
+static const struct ut_file_ops posix_ops;
 
+static struct posix_file *pf_of(ut_file *f)
+{
+	return (struct posix_file *)f;
+}
+
+static int fd_of(ut_file *f)
+{
+	return pf_of(f)->fd;
+}
+
+static int fail_err(ut_file *f, int err, const char *what)
+{
 	f->last_errno = err;
 	ut_set_errdetail("%s: %s: %s", f->path, what, strerror(err));
 	return ut_errno_to_rc(err);
 }
 
-static int fd_of(ut_file *f)
+static int fail(ut_file *f, const char *what)
 {
-	return ((struct posix_file *)f)->fd;
+	return fail_err(f, errno, what);
+}
+
+static int fail_at(ut_file *f, int err, const char *what, uint64_t off,
+		   size_t len)
+{
+	f->last_errno = err;
+	ut_set_errdetail("%s: %s of %zu bytes at offset %llu: %s (errno %d)",
+			 f->path, what, len, (unsigned long long)off,
+			 strerror(err), err);
+	return ut_errno_to_rc(err);
 }
 
 static int64_t posix_read(ut_file *f, void *buf, size_t len, uint64_t off)
@@ -45,7 +93,7 @@ static int64_t posix_read(ut_file *f, void *buf, size_t len, uint64_t off)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(f, "read");
+			return fail_at(f, errno, "read", off, len);
 		}
 		if (n == 0)
 			break;
@@ -54,43 +102,270 @@ static int64_t posix_read(ut_file *f, void *buf, size_t len, uint64_t off)
 	return (int64_t)done;
 }
 
-static int posix_write(ut_file *f, const void *buf, size_t len, uint64_t off,
-		       unsigned wflags)
+static int write_atomic(ut_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	ssize_t n;
+
+	do
+		n = pwritev2(fd_of(f), &iov, 1, (off_t)off, RWF_ATOMIC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return fail_at(f, errno, "RWF_ATOMIC write", off, len);
+	if ((size_t)n != len) {
+		/* The kernel promises all or nothing; a short atomic write is
+		 * a broken promise, not something to patch up. */
+		f->last_errno = EIO;
+		ut_set_errdetail("%s: RWF_ATOMIC write of %zu bytes at offset "
+				 "%llu was short (%zd bytes)", f->path, len,
+				 (unsigned long long)off, n);
+		return UT_EIO;
+	}
+	return UT_OK;
+}
+
+static int write_plain(ut_file *f, const void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
-	if (wflags & UT_WRITE_ATOMIC) {
-		f->last_errno = EOPNOTSUPP;
-		ut_set_errdetail("%s: atomic writes not implemented", f->path);
-		return UT_ENOTSUP;
-	}
 	while (done < len) {
 		ssize_t n = pwrite(fd_of(f), (const char *)buf + done,
 				   len - done, (off_t)(off + done));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(f, "write");
+			return fail_at(f, errno, "write", off + done,
+				       len - done);
 		}
+		if (n == 0)
+			return fail_at(f, EIO, "write (no progress)",
+				       off + done, len - done);
 		done += (size_t)n;
 	}
 	return UT_OK;
 }
 
+static int posix_write(ut_file *f, const void *buf, size_t len, uint64_t off,
+		       unsigned wflags)
+{
+	if (wflags & ~UT_WRITE_ATOMIC) {
+		ut_set_errdetail("%s: unknown write flags %#x", f->path, wflags);
+		return UT_EINVAL;
+	}
+	if (wflags & UT_WRITE_ATOMIC)
+		return write_atomic(f, buf, len, off);
+	return write_plain(f, buf, len, off);
+}
+
+/* Decide once per file whether batches use io_uring.  Caller holds lock. */
+static int uring_ready(struct posix_file *pf)
+{
+	if (pf->uring_state == URING_UNKNOWN) {
+		const char *no = getenv("UT_IO_NO_URING");
+
+		if (no && *no && strcmp(no, "0") != 0)
+			pf->uring_state = URING_OFF;
+		else if (io_uring_queue_init(RING_DEPTH, &pf->ring, 0) == 0)
+			pf->uring_state = URING_ON;
+		else
+			pf->uring_state = URING_OFF;
+	}
+	return pf->uring_state == URING_ON;
+}
+
+static void ring_abandon(struct posix_file *pf, unsigned inflight)
+{
+	while (inflight) {
+		struct io_uring_cqe *cqe;
+		int e = io_uring_wait_cqe(&pf->ring, &cqe);
+
+		if (e == -EINTR)
+			continue;
+		if (e < 0)
+			break;
+		io_uring_cqe_seen(&pf->ring, cqe);
+		inflight--;
+	}
+	io_uring_queue_exit(&pf->ring);
+	pf->uring_state = URING_OFF;
+}
+
+struct slot {
+	size_t done; /* bytes of w[i] completed */
+	int inflight;
+};
+
+/* One chunk of at most RING_DEPTH writes through the ring; returns UT_OK or
+ * the first error, always after every submitted write has completed. */
+static int uring_chunk(struct posix_file *pf, const ut_iowrite *w, size_t n,
+		       int atomic)
+{
+	ut_file *f = &pf->base;
+	struct slot slots[RING_DEPTH];
+	size_t pending = n; /* writes not yet fully done or failed */
+	int rc = UT_OK;
+
+	memset(slots, 0, sizeof(slots));
+	while (pending) {
+		unsigned queued = 0, inflight = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct io_uring_sqe *sqe;
+
+			if (slots[i].inflight || slots[i].done == w[i].len ||
+			    slots[i].done == SIZE_MAX)
+				continue;
+			if (rc != UT_OK) {
+				/* An earlier write failed: do not start more. */
+				slots[i].done = SIZE_MAX;
+				pending--;
+				continue;
+			}
+			sqe = io_uring_get_sqe(&pf->ring);
+			if (!sqe)
+				break;
+			io_uring_prep_write(sqe, pf->fd,
+					    (const char *)w[i].buf + slots[i].done,
+					    (unsigned)(w[i].len - slots[i].done),
+					    w[i].off + slots[i].done);
+			sqe->rw_flags = atomic ? RWF_ATOMIC : 0;
+			io_uring_sqe_set_data64(sqe, i);
+			slots[i].inflight = 1;
+			queued++;
+		}
+		for (size_t i = 0; i < n; i++)
+			inflight += (unsigned)slots[i].inflight;
+		if (!inflight)
+			break;
+		if (queued) {
+			unsigned submitted = 0;
+
+			while (submitted < queued) {
+				int s = io_uring_submit(&pf->ring);
+
+				if (s == -EINTR || s == -EAGAIN)
+					continue;
+				if (s <= 0) {
+					/* Reap what did go in, then give up on
+					 * the ring: entries still in its queue
+					 * point at the caller's buffers. */
+					int err = s < 0 ? -s : EIO;
+
+					ring_abandon(pf, submitted);
+					return fail_err(f, err, "io_uring_submit");
+				}
+				submitted += (unsigned)s;
+			}
+		}
+		while (inflight) {
+			struct io_uring_cqe *cqe;
+			size_t i;
+			int res, e;
+
+			e = io_uring_wait_cqe(&pf->ring, &cqe);
+			if (e == -EINTR)
+				continue;
+			if (e < 0) {
+				/* Cannot reap: the ring is unusable.  Nothing
+				 * sane remains; report loudly. */
+				f->last_errno = -e;
+				ut_set_errdetail("%s: io_uring_wait_cqe: %s",
+						 f->path, strerror(-e));
+				return UT_EIO;
+			}
+			i = (size_t)io_uring_cqe_get_data64(cqe);
+			res = cqe->res;
+			io_uring_cqe_seen(&pf->ring, cqe);
+			if (i >= n)
+				continue;
+			slots[i].inflight = 0;
+			inflight--;
+			if (res == -EINTR || res == -EAGAIN)
+				continue; /* resubmit as is */
+			if (res < 0) {
+				if (!rc)
+					rc = fail_at(f, -res,
+						     atomic ? "RWF_ATOMIC write (io_uring)"
+							    : "write (io_uring)",
+						     w[i].off, w[i].len);
+				slots[i].done = SIZE_MAX;
+				pending--;
+				continue;
+			}
+			if (atomic && (size_t)res != w[i].len) {
+				if (!rc) {
+					f->last_errno = EIO;
+					ut_set_errdetail(
+						"%s: RWF_ATOMIC write of %zu bytes at "
+						"offset %llu was short (%d bytes)",
+						f->path, w[i].len,
+						(unsigned long long)w[i].off, res);
+					rc = UT_EIO;
+				}
+				slots[i].done = SIZE_MAX;
+				pending--;
+				continue;
+			}
+			if (res == 0) {
+				if (!rc)
+					rc = fail_at(f, EIO, "write (io_uring, no progress)",
+						     w[i].off + slots[i].done,
+						     w[i].len - slots[i].done);
+				slots[i].done = SIZE_MAX;
+				pending--;
+				continue;
+			}
+			slots[i].done += (size_t)res;
+			if (slots[i].done == w[i].len)
+				pending--;
+			/* else: short write, the rest goes in the next round */
+		}
+	}
+	return rc;
+}
+
 static int posix_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 			     unsigned wflags)
 {
-	for (size_t i = 0; i < n; i++) {
-		int rc = posix_write(f, w[i].buf, w[i].len, w[i].off, wflags);
-		if (rc)
-			return rc;
+	struct posix_file *pf = pf_of(f);
+	int atomic = (wflags & UT_WRITE_ATOMIC) != 0;
+	int rc = UT_OK;
+
+	if (wflags & ~UT_WRITE_ATOMIC) {
+		ut_set_errdetail("%s: unknown write flags %#x", f->path, wflags);
+		return UT_EINVAL;
 	}
-	return UT_OK;
+	if (n == 0)
+		return UT_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (w[i].len > UINT32_MAX / 2) {
+			ut_set_errdetail("%s: batch write %zu too large (%zu)",
+					 f->path, i, w[i].len);
+			return UT_EINVAL;
+		}
+	}
+	pthread_mutex_lock(&pf->lock);
+	if (uring_ready(pf)) {
+		for (size_t at = 0; at < n && rc == UT_OK; at += RING_DEPTH) {
+			size_t k = n - at < RING_DEPTH ? n - at : RING_DEPTH;
+			rc = uring_chunk(pf, w + at, k, atomic);
+		}
+	} else {
+		for (size_t i = 0; i < n && rc == UT_OK; i++)
+			rc = posix_write(f, w[i].buf, w[i].len, w[i].off, wflags);
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return rc;
 }
 
 static int posix_sync(ut_file *f)
 {
-	return fdatasync(fd_of(f)) ? fail(f, "fdatasync") : UT_OK;
+	int r;
+
+	do
+		r = fdatasync(fd_of(f));
+	while (r && errno == EINTR);
+	return r ? fail(f, "fdatasync") : UT_OK;
 }
 
 static int posix_size(ut_file *f, uint64_t *bytes)
@@ -110,17 +385,23 @@ static int posix_truncate(ut_file *f, uint64_t bytes)
 
 static int posix_atomic_info(ut_file *f, ut_atomic_info *out)
 {
-	(void)f;
-	memset(out, 0, sizeof(*out));
-	out->mask_missing = 1;
-	return UT_OK;
+	int rc = ut_probe_atomic_fd(fd_of(f), out);
+
+	if (rc < 0)
+		f->last_errno = out->statx_errno;
+	return rc;
 }
 
 static void posix_close(ut_file *f)
 {
-	close(fd_of(f));
+	struct posix_file *pf = pf_of(f);
+
+	if (pf->uring_state == URING_ON)
+		io_uring_queue_exit(&pf->ring);
+	pthread_mutex_destroy(&pf->lock);
+	close(pf->fd);
 	free(f->path);
-	free(f);
+	free(pf);
 }
 
 static const struct ut_file_ops posix_ops = {
@@ -134,7 +415,31 @@ static const struct ut_file_ops posix_ops = {
 	.close = posix_close,
 };
 
-static int open_fd(const char *path, unsigned oflags, int *direct)
+/* Does this O_DIRECT descriptor really do direct I/O at our alignment?
+ * Returns NULL if yes, else a note saying why not. */
+static const char *direct_refusal(int fd)
+{
+	struct ut_statx sx;
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
+		return "tmpfs: O_DIRECT accepted but buffered; using buffered I/O";
+	memset(&sx, 0, sizeof(sx));
+	if (ut_statx_call(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+	    (sx.stx_mask & STATX_DIOALIGN)) {
+		if (sx.stx_dio_offset_align == 0)
+			return "filesystem reports no direct I/O support for "
+			       "this file; using buffered I/O";
+		if (sx.stx_dio_offset_align > UT_IO_ALIGN ||
+		    sx.stx_dio_mem_align > UT_IO_ALIGN)
+			return "direct I/O alignment coarser than 4096; "
+			       "using buffered I/O";
+	}
+	return NULL;
+}
+
+static int open_fd(const char *path, unsigned oflags, int *direct,
+		   const char **note)
 {
 	int flags = O_CLOEXEC | ((oflags & UT_OPEN_RDONLY) ? O_RDONLY : O_RDWR);
 	int fd;
@@ -142,14 +447,22 @@ static int open_fd(const char *path, unsigned oflags, int *direct)
 	if (oflags & UT_OPEN_CREATE)
 		flags |= O_CREAT;
 	*direct = 0;
+	*note = NULL;
 	if (oflags & UT_OPEN_DIRECT) {
 		fd = open(path, flags | O_DIRECT, 0644);
 		if (fd >= 0) {
-			*direct = 1;
-			return fd;
-		}
-		if (errno != EINVAL)
+			*note = direct_refusal(fd);
+			if (!*note) {
+				*direct = 1;
+				return fd;
+			}
+			close(fd);
+		} else if (errno == EINVAL) {
+			*note = "open(O_DIRECT) refused (EINVAL); using "
+				"buffered I/O";
+		} else {
 			return -1;
+		}
 	}
 	return open(path, flags, 0644);
 }
@@ -158,10 +471,13 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 		      ut_file **out)
 {
 	struct posix_file *pf;
+	const char *note;
 	int direct, fd;
 
 	(void)v;
-	fd = open_fd(path, oflags, &direct);
+	if (!path || !out)
+		return UT_EINVAL;
+	fd = open_fd(path, oflags, &direct, &note);
 	if (fd < 0) {
 		int err = errno;
 		ut_set_errdetail("%s: open: %s", path, strerror(err));
@@ -183,8 +499,32 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 	pf->fd = fd;
 	pf->base.ops = &posix_ops;
 	pf->base.direct = direct;
+	pf->uring_state = URING_UNKNOWN;
+	pf->direct_note = (oflags & UT_OPEN_DIRECT) ? note : NULL;
+	pthread_mutex_init(&pf->lock, NULL);
 	*out = &pf->base;
 	return UT_OK;
+}
+
+int ut_file_uses_uring(ut_file *f)
+{
+	struct posix_file *pf;
+	int on;
+
+	if (!f || f->ops != &posix_ops)
+		return 0;
+	pf = pf_of(f);
+	pthread_mutex_lock(&pf->lock);
+	on = uring_ready(pf);
+	pthread_mutex_unlock(&pf->lock);
+	return on;
+}
+
+const char *ut_file_direct_note(ut_file *f)
+{
+	if (!f || f->ops != &posix_ops)
+		return NULL;
+	return pf_of(f)->direct_note;
 }
 
 static int posix_remove(ut_vfs *v, const char *path)

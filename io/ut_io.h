@@ -104,6 +104,40 @@ void ut_set_errdetail(const char *fmt, ...)
 /* Map an errno to a UT_E* code. */
 int ut_errno_to_rc(int err);
 
+/*
+ * Atomic-write probe (io/probe.c).
+ *
+ * ut_probe_atomic: statx(STATX_WRITE_ATOMIC) on path, or on its parent
+ * directory when path does not exist yet.  Fills *out: supported is 1 only
+ * when the kernel returned the STATX_WRITE_ATOMIC mask bit AND set
+ * STATX_ATTR_WRITE_ATOMIC; mask_missing is 1 when the kernel did not return
+ * the mask bit (kernel older than 6.11, or a filesystem/file type that does
+ * not report it - ext4 and XFS report it for regular files only, so a probe
+ * of a parent directory is indicative at best: re-check with the file's
+ * atomic_info once it exists).  Returns UT_OK whenever *out describes the
+ * situation (statx_errno set if statx itself failed, e.g. ENOSYS under a
+ * sandbox), UT_NOTFOUND when neither path nor its parent exists, else a
+ * negative code.
+ */
+int ut_probe_atomic(const char *path, ut_atomic_info *out);
+/* The same on an open descriptor (statx with AT_EMPTY_PATH). */
+int ut_probe_atomic_fd(int fd, ut_atomic_info *out);
+/* 1 when one write of len bytes can be RWF_ATOMIC on a file with *ai:
+ * supported && unit_min <= len <= unit_max && len is a power of two (the
+ * kernel requires the last, and an offset aligned to len). */
+int ut_atomic_fits(const ut_atomic_info *ai, uint32_t len);
+
+/*
+ * POSIX file introspection (io/file_posix.c), for `untorn info` and stats.
+ * ut_file_uses_uring: 1 when write_batch goes through io_uring, 0 when it
+ * uses the pwrite loop (io_uring_queue_init failed, UT_IO_NO_URING=1 in the
+ * environment, or f is not a POSIX file).  Creates the ring if not yet done.
+ * ut_file_direct_note: why O_DIRECT is not in effect when it was asked for
+ * (e.g. "tmpfs: no direct I/O"), NULL when direct or not requested.
+ */
+int ut_file_uses_uring(ut_file *f);
+const char *ut_file_direct_note(ut_file *f);
+
 static inline int64_t ut_file_read(ut_file *f, void *buf, size_t len, uint64_t off)
 {
 	return f->ops->read(f, buf, len, off);
@@ -121,6 +155,10 @@ static inline int ut_file_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 static inline int ut_file_sync(ut_file *f) { return f->ops->sync(f); }
 static inline int ut_file_size(ut_file *f, uint64_t *b) { return f->ops->size(f, b); }
 static inline int ut_file_truncate(ut_file *f, uint64_t b) { return f->ops->truncate(f, b); }
+static inline int ut_file_atomic_info(ut_file *f, ut_atomic_info *ai)
+{
+	return f->ops->atomic_info(f, ai);
+}
 static inline void ut_file_close(ut_file *f) { if (f) f->ops->close(f); }
 
 #endif /* UT_IO_H */
