@@ -29,7 +29,8 @@ struct sim_node {
 	struct sim_node *next; /* disk's list of linked files */
 	char *name;            /* NULL once unlinked */
 	int refs;              /* handles, plus one while linked */
-	int dead;              /* unlinked and lost in a reboot */
+	uint64_t unlink_gen;   /* d->gen when unlinked: after a reboot the
+				* file is gone and no longer counted in used */
 	struct image dur, cur;
 	struct sim_op *ops;
 	size_t nops, ops_cap;
@@ -133,7 +134,7 @@ static void unref(ut_simdisk *d, struct sim_node *n)
 {
 	if (--n->refs > 0)
 		return;
-	if (!n->dead)
+	if (n->unlink_gen == d->gen)
 		d->used -= n->cur.size;
 	node_free(n);
 }
@@ -197,7 +198,7 @@ static int usable(struct sim_handle *h)
 		h->base.last_errno = EIO;
 		return power_fail(d, h->base.path);
 	}
-	if (h->gen != d->gen || h->node->dead) {
+	if (h->gen != d->gen) {
 		h->base.last_errno = EIO;
 		ut_set_errdetail("%s: handle opened before a simulated power "
 				 "loss; reopen the file", h->base.path);
@@ -580,6 +581,7 @@ static int sim_remove(ut_vfs *v, const char *path)
 			n->next = NULL;
 			free(n->name);
 			n->name = NULL;
+			n->unlink_gen = d->gen;
 			unref(d, n);
 			rc = UT_OK;
 			break;
