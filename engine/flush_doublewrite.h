@@ -1,0 +1,55 @@
+/*
+ * engine/flush_doublewrite.h - the double-write file and its recovery
+ * (the "doublewrite" strategy of flush.h lives in flush_doublewrite.c).
+ *
+ * File PATH "-dw": UT_DW_SLOTS slots of UT_DW_SLOT_BYTES, reused.  A slot is
+ * a 4 KiB header sector followed by a copy of one 16 KiB page:
+ *
+ *   0  u64 magic     UT_DW_MAGIC
+ *   8  u64 batch     batch id; grows for the life of the file
+ *  16  u32 pgno      home page number of the copy
+ *  20  u32 page_crc  CRC32C of the 16 KiB copy
+ *  24  u32 slot      slot index (catches misdirected writes)
+ *  28  u32 hdr_crc   CRC32C of bytes 0..27
+ *
+ * Write protocol per chunk of at most UT_DW_SLOTS pages: copies + headers to
+ * the next free slots of the dw file, sync the dw file, pages in place, and
+ * (for UT_FLUSH_DURABLE, or before the dw area is reused) sync the data
+ * file.  Slots are reused only after the in-place writes they protect are
+ * durable, so every in-place page that can be torn has a durable copy.
+ *
+ * Recovery: for every page number with a valid copy (header and page
+ * checksums, ut_page_verify), the copy with the highest batch id; if the
+ * page in place fails ut_page_verify (or is missing), it is rewritten from
+ * that copy.  Pages in place that verify are left alone even when a copy
+ * differs (the in-place write either completed or never started).
+ */
+#ifndef UT_FLUSH_DOUBLEWRITE_H
+#define UT_FLUSH_DOUBLEWRITE_H
+
+#include <stdint.h>
+
+#include "ut_io.h"
+
+#define UT_DW_SUFFIX "-dw"
+#define UT_DW_SLOTS 64u
+#define UT_DW_HDR 4096u
+#define UT_DW_SLOT_BYTES (UT_DW_HDR + UT_PAGE_SIZE)
+#define UT_DW_MAGIC 0x31544c5357445455ull /* "UTDWSLT1" little-endian */
+
+typedef struct ut_dw_recovery {
+	uint64_t slots;        /* slots examined */
+	uint64_t valid;        /* slots holding a valid copy */
+	uint64_t repaired;     /* in-place pages rewritten from a copy */
+	uint64_t unrepairable; /* reserved: pages failing with no valid copy
+				* are found by the pager, not here */
+	uint64_t max_batch;    /* highest batch id seen (0 if none) */
+} ut_dw_recovery;
+
+/* Restore from dw every in-place page of data that fails its checksum and
+ * has a valid copy; sync data if anything was written.  path names the data
+ * file in error details.  *out may be NULL. */
+int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
+		  ut_dw_recovery *out);
+
+#endif /* UT_FLUSH_DOUBLEWRITE_H */
