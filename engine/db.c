@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "btree.h"
+#include "db.h"
 #include "pager.h"
 #include "ut_io.h"
 
@@ -399,8 +400,6 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	return UT_OK;
 }
 
-/* For tests (declared in tests): the pager behind a handle. */
-ut_pager *ut_db_pager(ut_db *db);
 ut_pager *ut_db_pager(ut_db *db)
 {
 	return db->pager;
