@@ -519,13 +519,16 @@ static void shrink(ut_pager *p)
 
 	if (p->nframes <= p->maxframes)
 		return;
-	for (size_t i = 0; i < p->nframes && nb < EVICT_BATCH; i++) {
+	for (size_t i = 0; i < p->nframes; i++) {
 		struct frame *f = p->frames[i];
 		if (f->valid && f->dirty && !f->pin && !f->txn)
 			batch[nb++] = f;
+		if (nb == EVICT_BATCH || (nb && i + 1 == p->nframes)) {
+			if (flush_frames(p, batch, nb, 0))
+				return;
+			nb = 0;
+		}
 	}
-	if (nb && flush_frames(p, batch, nb, 0))
-		return;
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
 		if (!f->valid || (!f->pin && !f->txn && !f->dirty)) {
