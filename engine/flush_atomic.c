@@ -14,10 +14,6 @@
  * Deferred durability (no UT_FLUSH_DURABLE) is safe here: a page not yet
  * synced is, after a crash, old or new, never mixed.
  */
-/* Until engine/flush.h and engine/page.h (E1, branch engine) are merged
- * into this branch, this file compiles to nothing.  Drop the guard then. */
-#if __has_include("flush.h") && __has_include("page.h")
-
 #include <stdint.h>
 
 #include "flush.h"
@@ -114,5 +110,3 @@ const struct ut_flusher_ops ut_flush_atomic_ops = {
 	.probe = atomic_probe,
 	.write_pages = atomic_write_pages,
 };
-
-#endif /* flush.h and page.h present */

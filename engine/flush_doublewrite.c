@@ -5,10 +5,6 @@
  * restored at open from its copy (ops->recover).  Layout and protocol:
  * flush_doublewrite.h.
  */
-/* Until engine/flush.h and engine/page.h (E1, branch engine) are merged
- * into this branch, this file compiles to nothing.  Drop the guard then. */
-#if __has_include("flush.h") && __has_include("page.h")
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,5 +303,3 @@ const struct ut_flusher_ops ut_flush_doublewrite_ops = {
 	.write_pages = dw_write_pages,
 	.fini = dw_fini,
 };
-
-#endif /* flush.h and page.h present */

@@ -16,9 +16,6 @@
 
 #include <cmocka.h>
 
-/* Until engine/flush.h and engine/page.h (E1, branch engine) are merged
- * into this branch, this file compiles to nothing.  Drop the guard then. */
-#if __has_include("flush.h") && __has_include("page.h")
 #include "flush.h"
 #include "flush_atomic.h"
 #include "flush_doublewrite.h"
@@ -394,21 +391,3 @@ int main(void)
 	(void)anchor2;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
-
-#else /* flush.h or page.h missing: the engine branch is not merged yet */
-
-static void test_flush_strategies(void **state)
-{
-	(void)state;
-	skip();
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flush_strategies),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
-
-#endif
