@@ -74,6 +74,11 @@ static int dw_open(ut_flusher *fl, ut_file **dw)
 	memcpy(p, fl->path, strlen(fl->path));
 	memcpy(p + strlen(fl->path), UT_DW_SUFFIX, sizeof(UT_DW_SUFFIX));
 	rc = fl->vfs->open(fl->vfs, p, UT_OPEN_CREATE | UT_OPEN_DIRECT, dw);
+	/* The copies are only as durable as the file's directory entry. */
+	if (rc == UT_OK && (rc = fl->vfs->sync_dir(fl->vfs, p)) != UT_OK) {
+		ut_file_close(*dw);
+		*dw = NULL;
+	}
 	free(p);
 	return rc;
 }
