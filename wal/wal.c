@@ -921,8 +921,12 @@ int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn)
 	}
 	if (redo_lsn > w->ckpt_lsn)
 		w->ckpt_lsn = redo_lsn;
-	if (w->failed || redo_lsn - w->start_lsn < w->cfg.reset_min_bytes ||
-	    w->next_lsn - redo_lsn > redo_lsn - w->start_lsn)
+	/* Reset when enough is reclaimable and the live tail fits below
+	 * redo_lsn; or, cheaply (no copy), whenever everything is checkpointed. */
+	if (w->failed || redo_lsn == w->start_lsn ||
+	    w->next_lsn - redo_lsn > redo_lsn - w->start_lsn ||
+	    (redo_lsn - w->start_lsn < w->cfg.reset_min_bytes &&
+	     redo_lsn != w->next_lsn))
 		goto out;
 	while (w->flushing)
 		pthread_cond_wait(&w->cv, &w->mu);
