@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "ut_crc32c.h"
 #include "ut_io.h"
 #include "wal.h"
 
@@ -422,6 +423,46 @@ static void test_middle_crc_failure(void **state)
 	unlink(path);
 }
 
+static void put64le(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A COMMIT with a valid CRC that names another transaction's start (as if
+ * delta records had been lost between) is not accepted. */
+static void test_commit_must_match_txn(void **state)
+{
+	const char *path = tmp_path("commitmatch");
+	enum { NT = 12 };
+	uint64_t lsns[NT];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 9, 0, NT, 100, 1, lsns);
+	ut_wal_close(w);
+	img = slurp(path, &len);
+	/* commit record of txn 5: 56 bytes ending at lsns[5] */
+	unsigned char *c = img + UT_WAL_DATA_OFF + lsns[5] - 1 - 56;
+	assert_int_equal(c[4], 2);
+	put64le(c + UT_WAL_REC_HDR + 8, lsns[3]); /* claims txn 4's start */
+	uint32_t crc = ut_crc32c(0, c + 4, 52);
+	for (int i = 0; i < 4; i++)
+		c[i] = (unsigned char)(crc >> (8 * i));
+	spit(path, img, len);
+	free(img);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
+	assert_int_equal(info.txns_replayed, 5);
+	assert_int_equal(info.bad_lsn, lsns[5] - 56);
+	ut_wal_close(w);
+	unlink(path);
+}
+
 static void test_foreign_and_damaged(void **state)
 {
 	const char *path = tmp_path("foreign");
@@ -744,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_torn_tail_every_offset),
 		cmocka_unit_test(test_garbage_tail_no_resurrection),
 		cmocka_unit_test(test_middle_crc_failure),
+		cmocka_unit_test(test_commit_must_match_txn),
 		cmocka_unit_test(test_foreign_and_damaged),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_checkpoint_reclaim),

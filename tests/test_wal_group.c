@@ -108,6 +108,107 @@ static double run_threads(unsigned nthreads, unsigned per_thread)
 	return spc;
 }
 
+/* Committers and a checkpointer at once: resets happen under load, no
+ * commit is lost, LSNs keep rising. */
+typedef struct crun {
+	ut_wal *w;
+	pthread_mutex_t writer;
+	uint64_t acked; /* highest acknowledged commit LSN */
+	uint64_t lsn[4][300];
+	int stop, errors;
+} crun;
+
+typedef struct carg {
+	crun *r;
+	int id;
+} carg;
+
+static void *ccommitter(void *arg)
+{
+	carg *a = arg;
+	crun *r = a->r;
+	unsigned char buf[700];
+
+	for (unsigned i = 0; i < 300; i++) {
+		ut_wal_delta d = { .pgno = i, .offset = 0, .len = sizeof(buf),
+				   .data = buf };
+		uint64_t lsn, cur;
+
+		memset(buf, a->id, sizeof(buf));
+		pthread_mutex_lock(&r->writer);
+		int rc = ut_wal_append_txn(r->w, &d, 1, &lsn);
+		pthread_mutex_unlock(&r->writer);
+		if (rc == UT_OK)
+			rc = ut_wal_flush_to(r->w, lsn);
+		if (rc != UT_OK || (i && lsn <= r->lsn[a->id][i - 1]))
+			__atomic_add_fetch(&r->errors, 1, __ATOMIC_RELAXED);
+		r->lsn[a->id][i] = lsn;
+		cur = __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE);
+		while (cur < lsn &&
+		       !__atomic_compare_exchange_n(&r->acked, &cur, lsn, 0,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE))
+			;
+	}
+	return NULL;
+}
+
+static void test_checkpoint_under_load(void **state)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	char path[512];
+	static crun r;
+	carg args[4];
+	pthread_t th[4];
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	ut_wal_stats st;
+	ut_wal_recovery_info info;
+	uint64_t redo = 0;
+
+	(void)state;
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/wal_ckload_%d.log", dir, (int)getpid());
+	unlink(path);
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.writer, NULL);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	for (int t = 0; t < 4; t++) {
+		args[t] = (carg){ &r, t };
+		assert_int_equal(pthread_create(&th[t], NULL, ccommitter, &args[t]), 0);
+	}
+	for (int k = 0; k < 200; k++) {
+		uint64_t a = __atomic_load_n(&r.acked, __ATOMIC_ACQUIRE);
+		if (a > redo) {
+			/* an acknowledged commit LSN is a transaction boundary */
+			assert_int_equal(ut_wal_checkpoint_done(r.w, a), UT_OK);
+			redo = a;
+		}
+		usleep(2000);
+	}
+	for (int t = 0; t < 4; t++)
+		pthread_join(th[t], NULL);
+	assert_int_equal(r.errors, 0);
+	ut_wal_stats_get(r.w, &st);
+	printf("checkpoint under load: %llu commits, %llu resets, %llu syncs\n",
+	       (unsigned long long)st.commits, (unsigned long long)st.resets,
+	       (unsigned long long)st.syncs);
+	assert_true(st.resets > 0);
+	ut_wal_close(r.w);
+
+	unsigned later = 0;
+	for (int t = 0; t < 4; t++)
+		for (int i = 0; i < 300; i++)
+			later += r.lsn[t][i] > redo;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	assert_int_equal(ut_wal_recover(r.w, redo, NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, later);
+	ut_wal_close(r.w);
+	unlink(path);
+	pthread_mutex_destroy(&r.writer);
+}
+
 static void test_group_commit(void **state)
 {
 	double s1, s4, s16;
@@ -126,6 +227,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_checkpoint_under_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
