@@ -300,8 +300,12 @@ int ut_wal_open(ut_vfs *vfs, const char *path, const ut_wal_config *cfg,
 
 int ut_wal_close(ut_wal *w)
 {
+	int rc = UT_OK;
+
 	if (!w)
 		return UT_OK;
+	if (w->f && w->ready && !w->failed)
+		rc = ut_wal_flush_to(w, UINT64_MAX);
 	ut_file_close(w->f);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
@@ -309,7 +313,7 @@ int ut_wal_close(ut_wal *w)
 	free(w->spare.p);
 	free(w->path);
 	free(w);
-	return UT_OK;
+	return rc;
 }
 
 /* ---- append ---- */

@@ -13,8 +13,13 @@
  *    where it starts; the LSN returned for a transaction (its "commit LSN")
  *    is where its COMMIT record ENDS, i.e. the log position after it.  The
  *    engine stamps every page the transaction changed with that LSN and, at
- *    redo, applies a delta iff page_lsn < lsn (idempotent replay).  LSNs
- *    never go backwards, also across log resets and reopens.
+ *    redo, applies a delta iff page_lsn < lsn (idempotent replay).  All
+ *    deltas of one transaction carry the same lsn, and one page may get
+ *    several: compare lsn with the page LSN as it was read from the data
+ *    file, not with one stamped during this replay.  LSNs never go
+ *    backwards, also across log resets and reopens (a log created anew
+ *    starts at cfg.initial_lsn, which the engine sets above its page LSNs).
+ *    LSN 0 is never used.
  *
  *  - ut_wal_append_txn only buffers; nothing is durable until
  *    ut_wal_flush_to(lsn) returns UT_OK, which makes every byte below lsn
@@ -66,14 +71,26 @@
  *    reclaimable prefix, the log resets: it copies the live tail to the start
  *    of the data area re-stamped with a new random salt, syncs, then writes a
  *    new header (epoch + 1, new salt, start_lsn = redo_lsn) into the other of
- *    two header slots and syncs.  A crash at any point leaves either the old
- *    or the new epoch whole.  Records of older epochs that remain in the file
- *    have another salt and are never replayed.  So the file stays bounded by
- *    the log volume between checkpoints (plus the live tail).
+ *    two header slots and syncs.  When everything is checkpointed
+ *    (redo_lsn = end of log) the reset is just the header write, done
+ *    whatever the amount.  A crash at any point leaves either the old or
+ *    the new epoch whole (recover from the redo start the engine recorded:
+ *    the reclaimed prefix of the old epoch may have been overwritten).
+ *    Records of older epochs that remain in the file have another salt and
+ *    an LSN that does not match their position; they are never replayed.
+ *    So the file stays bounded by the log volume between checkpoints (plus
+ *    the live tail).  The stats give bytes_since_checkpoint so the engine
+ *    can checkpoint when the log passes a threshold.
+ *
+ *  - A failure during a reset (write/sync of the copy or the header) also
+ *    fails the handle: the on-disk state is one whole epoch, but which one is
+ *    ambiguous until a reopen.
  *
  *  - File I/O goes only through the ut_vfs given to ut_wal_open; the file is
- *    opened buffered (appends are not block-aligned).  Locking the log file
- *    against other processes is the engine's business.
+ *    opened buffered (appends are not block-aligned, so no O_DIRECT).  A
+ *    batch write rewrites the last partial 4 KiB sector of the durable log
+ *    with the same bytes, so a torn sector never damages durable records.
+ *    Locking the log file against other processes is the engine's business.
  *
  * File format (little-endian, every record 8-byte aligned):
  *
@@ -185,7 +202,8 @@ int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn);
 
 void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st);
 
-/* Flushes nothing: call flush_to first.  Frees w. */
+/* Flush what is buffered (unless the handle failed or was never recovered)
+ * and free w, whatever the flush returns; returns the flush's code. */
 int ut_wal_close(ut_wal *w);
 
 const char *ut_wal_stop_name(int stop_reason);
