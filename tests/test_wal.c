@@ -1,0 +1,867 @@
+/*
+ * tests/test_wal.c - the write-ahead log on its own (wal/wal.h).
+ *
+ * A model database of NPAGES pages is changed by deterministic transactions;
+ * recovery must rebuild exactly the state after the committed prefix.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ut_crc32c.h"
+#include "ut_io.h"
+#include "wal.h"
+
+#define NPAGES 8
+
+/* ---- scratch files ---- */
+
+static char *tmp_path(const char *name)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	static char buf[4][512];
+	static int k;
+	char *p = buf[k++ % 4];
+
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(p, 512, "%s/wal_%s_%d.log", dir, name, (int)getpid());
+	unlink(p);
+	return p;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc((size_t)n + 1);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, len, f), len);
+	fclose(f);
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* ---- model ---- */
+
+typedef struct model {
+	unsigned char pg[NPAGES][UT_PAGE_SIZE];
+	uint64_t lsn[NPAGES];      /* page LSN as the engine keeps it */
+	uint64_t disk_lsn[NPAGES]; /* page LSN when recovery started */
+	uint64_t applied, last_lsn;
+	int order_ok;
+} model;
+
+static int model_apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
+{
+	model *m = ctx;
+
+	if (d->pgno >= NPAGES || d->offset + d->len > UT_PAGE_SIZE)
+		return UT_ECORRUPT;
+	if (lsn < m->last_lsn)
+		m->order_ok = 0;
+	m->last_lsn = lsn;
+	if (m->disk_lsn[d->pgno] >= lsn)
+		return 0; /* already in the page: idempotent skip */
+	memcpy(m->pg[d->pgno] + d->offset, d->data, d->len);
+	m->lsn[d->pgno] = lsn;
+	m->applied++;
+	return 0;
+}
+
+static void model_begin_recovery(model *m)
+{
+	memcpy(m->disk_lsn, m->lsn, sizeof(m->lsn));
+	m->order_ok = 1;
+	m->last_lsn = 0;
+	m->applied = 0;
+}
+
+/* Transaction i of stream `seed`: up to 5 deltas, sometimes a whole page. */
+typedef struct gtxn {
+	size_t n;
+	ut_wal_delta d[6];
+	unsigned char data[6][UT_PAGE_SIZE];
+} gtxn;
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void gen_txn(gtxn *t, unsigned seed, unsigned i, unsigned maxlen)
+{
+	uint64_t s = (uint64_t)seed * 1000003u + i * 7919u + 1;
+
+	for (int k = 0; k < 4; k++)
+		rng(&s);
+	t->n = 1 + rng(&s) % 5;
+	for (size_t k = 0; k < t->n; k++) {
+		uint32_t len = 1 + (uint32_t)(rng(&s) % maxlen);
+		if (maxlen > 1000 && rng(&s) % 16 == 0)
+			len = UT_PAGE_SIZE;
+		uint32_t off = (uint32_t)(rng(&s) % (UT_PAGE_SIZE - len + 1));
+		t->d[k].pgno = (uint32_t)(rng(&s) % NPAGES);
+		t->d[k].offset = off;
+		t->d[k].len = len;
+		for (uint32_t b = 0; b < len; b++)
+			t->data[k][b] = (unsigned char)rng(&s);
+		t->d[k].data = t->data[k];
+	}
+}
+
+static void model_commit(model *m, const gtxn *t, uint64_t lsn)
+{
+	for (size_t k = 0; k < t->n; k++) {
+		memcpy(m->pg[t->d[k].pgno] + t->d[k].offset, t->d[k].data,
+		       t->d[k].len);
+		m->lsn[t->d[k].pgno] = lsn;
+	}
+}
+
+static void assert_same_pages(const model *a, const model *b)
+{
+	for (int p = 0; p < NPAGES; p++)
+		assert_memory_equal(a->pg[p], b->pg[p], UT_PAGE_SIZE);
+}
+
+static gtxn G; /* big: keep off the stack */
+
+/* Append txns [from, to) of seed, flushing each when flush_each. */
+static void append_range(ut_wal *w, unsigned seed, unsigned from, unsigned to,
+			 unsigned maxlen, int flush_each, uint64_t *lsns)
+{
+	for (unsigned i = from; i < to; i++) {
+		uint64_t lsn;
+		gen_txn(&G, seed, i, maxlen);
+		assert_int_equal(ut_wal_append_txn(w, G.d, G.n, &lsn), UT_OK);
+		if (lsns)
+			lsns[i] = lsn;
+		if (flush_each)
+			assert_int_equal(ut_wal_flush_to(w, lsn), UT_OK);
+	}
+}
+
+static void expected_state(model *m, unsigned seed, unsigned ntx,
+			   unsigned maxlen, const uint64_t *lsns)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned i = 0; i < ntx; i++) {
+		gen_txn(&G, seed, i, maxlen);
+		model_commit(m, &G, lsns[i]);
+	}
+}
+
+static model *M1, *M2;
+
+/* ---- tests ---- */
+
+static void test_roundtrip(void **state)
+{
+	const char *path = tmp_path("roundtrip");
+	enum { NT = 300 };
+	uint64_t lsns[NT + 8];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	ut_wal_stats st;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 1, 0, NT, 4000, 0, lsns);
+	for (unsigned i = 1; i < NT; i++)
+		assert_true(lsns[i] > lsns[i - 1]);
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT - 1]), UT_OK);
+	assert_int_equal(ut_wal_durable_lsn(w), lsns[NT - 1]);
+	/* an uncommitted trailing transaction: its bytes get written (flushed
+	 * by someone else's flush) but its COMMIT never does */
+	gen_txn(&G, 1, NT, 4000);
+	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, &lsns[NT]), UT_OK);
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT]), UT_OK);
+	ut_wal_stats_get(w, &st);
+	assert_true(st.bytes_appended > 0 && st.commits == NT + 1);
+	assert_int_equal(ut_wal_close(w), UT_OK);
+	/* chop the COMMIT record (56 bytes) of the last transaction */
+	assert_int_equal(truncate(path, (off_t)(file_size(path) - 56)), 0);
+
+	expected_state(M1, 1, NT, 4000, lsns);
+	memset(M2, 0, sizeof(*M2));
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	/* appending before recovery is refused */
+	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, NULL), UT_EINVAL);
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_true(M2->order_ok);
+	assert_int_equal(info.txns_replayed, NT);
+	assert_int_equal(info.txns_discarded, 1);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_TAIL);
+	assert_true(info.bytes_discarded > 0);
+	assert_int_equal(info.end_lsn, lsns[NT - 1]);
+	assert_int_equal(ut_wal_next_lsn(w), lsns[NT - 1]);
+	assert_same_pages(M1, M2);
+	uint64_t first_applied = M2->applied;
+	assert_true(first_applied > 0);
+
+	/* idempotent: recover again over pages that already carry the LSNs */
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
+	assert_int_equal(M2->applied, 0);
+	assert_same_pages(M1, M2);
+
+	/* from a middle redo start: only later transactions are passed */
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, lsns[NT / 2 - 1], model_apply, M2,
+					&info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT - NT / 2);
+	assert_same_pages(M1, M2);
+
+	/* the log continues after the cut; a second recovery sees it */
+	append_range(w, 1, NT, NT + 5, 4000, 1, lsns);
+	assert_true(lsns[NT] > lsns[NT - 1]);
+	ut_wal_close(w);
+	expected_state(M1, 1, NT + 5, 4000, lsns);
+	memset(M2, 0, sizeof(*M2));
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT + 5);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
+	assert_same_pages(M1, M2);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* Cut the file at every byte offset in the last transactions: recovery
+ * returns exactly the committed prefix, and the log continues cleanly. */
+static void test_torn_tail_every_offset(void **state)
+{
+	const char *path = tmp_path("torn");
+	const char *work = tmp_path("torn_work");
+	enum { NT = 24 };
+	uint64_t lsns[NT + 8];
+	uint64_t ends[NT]; /* file offset where txn i's commit ends */
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 2, 0, NT, 120, 1, lsns);
+	ut_wal_close(w);
+	for (unsigned i = 0; i < NT; i++)
+		ends[i] = UT_WAL_DATA_OFF + (lsns[i] - 1);
+	img = slurp(path, &len);
+	assert_int_equal(len, ends[NT - 1]);
+
+	for (size_t cut = ends[NT - 4]; cut <= len; cut++) {
+		unsigned ok = 0;
+
+		while (ok < NT && ends[ok] <= cut)
+			ok++;
+		spit(work, img, cut);
+		assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
+		memset(M2, 0, sizeof(*M2));
+		model_begin_recovery(M2);
+		assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+		assert_int_equal(info.txns_replayed, ok);
+		assert_int_equal(info.end_lsn, lsns[ok - 1]);
+		assert_int_equal(info.bytes_discarded, cut - ends[ok - 1]);
+		assert_int_equal(info.stop_reason,
+				 cut == ends[ok - 1] ? UT_WAL_STOP_END : UT_WAL_STOP_TAIL);
+		expected_state(M1, 2, ok, 120, lsns);
+		assert_same_pages(M1, M2);
+		/* every 16th cut: append after recovery, reopen, recover */
+		if (cut % 16 == 0) {
+			append_range(w, 3, 0, 2, 120, 1, NULL);
+			ut_wal_close(w);
+			assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
+			assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
+			assert_int_equal(info.txns_replayed, ok + 2);
+			assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
+		}
+		ut_wal_close(w);
+	}
+	free(img);
+	unlink(path);
+	unlink(work);
+}
+
+/* Records of an unsynced batch after a damaged one are not resurrected,
+ * even when a new transaction of the same size lands exactly on the cut. */
+static void test_garbage_tail_no_resurrection(void **state)
+{
+	const char *path = tmp_path("garbage");
+	enum { NT = 10 };
+	uint64_t lsns[NT + 4];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 4, 0, NT, 200, 1, lsns);
+	/* three transactions in one batch (one group-commit write) */
+	append_range(w, 4, NT, NT + 3, 200, 0, lsns);
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT + 2]), UT_OK);
+	ut_wal_close(w);
+
+	/* tear the first record of the batch: a torn tail, not corruption,
+	 * because what follows was never acknowledged */
+	img = slurp(path, &len);
+	uint64_t bad = UT_WAL_DATA_OFF + lsns[NT - 1] - 1;
+	img[bad + 50] ^= 0x5a;
+	spit(path, img, len);
+	free(img);
+
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_TAIL);
+	assert_int_equal(info.bad_offset, bad);
+	assert_int_equal(file_size(path), bad);
+	/* the same transaction again (same size), new LSNs would coincide with
+	 * the stale ones: the stale NT+1, NT+2 must not come back */
+	append_range(w, 4, NT, NT + 1, 200, 1, lsns);
+	ut_wal_close(w);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT + 1);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
+	expected_state(M1, 4, NT + 1, 200, lsns);
+	assert_same_pages(M1, M2);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* A damaged record followed by acknowledged commits: stop and say so. */
+static void test_middle_crc_failure(void **state)
+{
+	const char *path = tmp_path("middle");
+	enum { NT = 40 };
+	uint64_t lsns[NT];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 5, 0, NT, 500, 1, lsns);
+	ut_wal_close(w);
+	img = slurp(path, &len);
+	uint64_t bad = UT_WAL_DATA_OFF + lsns[19] - 1; /* first record of txn 20 */
+	img[bad + UT_WAL_REC_HDR + 3] ^= 0x01; /* one payload bit */
+	spit(path, img, len);
+
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_ECORRUPT);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_CORRUPT);
+	assert_int_equal(info.txns_replayed, 20);
+	assert_int_equal(info.bad_offset, bad);
+	assert_int_equal(info.bad_lsn, lsns[19]);
+	char want[64];
+	snprintf(want, sizeof(want), "offset %llu", (unsigned long long)bad);
+	assert_non_null(strstr(ut_errdetail(), want));
+	expected_state(M1, 5, 20, 500, lsns);
+	assert_same_pages(M1, M2);
+	/* nothing was cut, and the handle refuses to write over the evidence */
+	assert_int_equal(file_size(path), len);
+	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, NULL), UT_EFATAL);
+	ut_wal_close(w);
+
+	/* damage in the COMMIT record's LSN field is caught the same way */
+	img[UT_WAL_DATA_OFF + lsns[29] - 1 - 56 + 16] ^= 0x80;
+	img[bad + UT_WAL_REC_HDR + 3] ^= 0x01; /* repair the first one */
+	spit(path, img, len);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
+	assert_int_equal(info.txns_replayed, 29);
+	ut_wal_close(w);
+	free(img);
+	unlink(path);
+}
+
+/* Power loss during the last (unsynced) batch write: each 4 KiB sector of
+ * it is old or new at random, the file size may or may not have grown, old
+ * contents are zeros or stale garbage.  Recovery must never report middle
+ * corruption, must keep every acknowledged commit and return a prefix. */
+static void test_sector_tears_in_last_batch(void **state)
+{
+	const char *path = tmp_path("tears");
+	const char *work = tmp_path("tears_work");
+	enum { NT = 30, NB = 25 };
+	uint64_t lsns[NT + NB];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *a, *b, *img;
+	size_t alen, blen;
+	uint64_t s = 12345;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 10, 0, NT, 600, 1, lsns);
+	a = slurp(path, &alen);
+	append_range(w, 10, NT, NT + NB, 600, 0, lsns);
+	assert_int_equal(ut_wal_flush_to(w, UINT64_MAX), UT_OK);
+	ut_wal_close(w);
+	b = slurp(path, &blen);
+	assert_true(blen > alen + 3 * 4096);
+	img = malloc(blen);
+
+	for (int trial = 0; trial < 150; trial++) {
+		size_t len = trial % 3 ? blen : alen + rng(&s) % (blen - alen + 1);
+		int garbage = trial % 2;
+
+		memcpy(img, a, alen);
+		for (size_t sec = alen / 4096 * 4096; sec < blen; sec += 4096) {
+			size_t end = sec + 4096 < blen ? sec + 4096 : blen;
+			int newer = rng(&s) % 2;
+			for (size_t i = sec; i < end; i++) {
+				if (newer)
+					img[i] = b[i];
+				else if (i < alen)
+					img[i] = a[i];
+				else
+					img[i] = garbage ? (unsigned char)rng(&s) : 0;
+			}
+		}
+		spit(work, img, len);
+		assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
+		memset(M2, 0, sizeof(*M2));
+		model_begin_recovery(M2);
+		assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+		assert_true(info.txns_replayed >= NT);
+		assert_true(info.txns_replayed <= NT + NB);
+		unsigned k = (unsigned)info.txns_replayed;
+		assert_int_equal(info.end_lsn, lsns[k - 1]);
+		expected_state(M1, 10, k, 600, lsns);
+		assert_same_pages(M1, M2);
+		ut_wal_close(w);
+	}
+	free(a);
+	free(b);
+	free(img);
+	unlink(path);
+	unlink(work);
+}
+
+static void put64le(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A COMMIT with a valid CRC that names another transaction's start (as if
+ * delta records had been lost between) is not accepted. */
+static void test_commit_must_match_txn(void **state)
+{
+	const char *path = tmp_path("commitmatch");
+	enum { NT = 12 };
+	uint64_t lsns[NT];
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 9, 0, NT, 100, 1, lsns);
+	ut_wal_close(w);
+	img = slurp(path, &len);
+	/* commit record of txn 5: 56 bytes ending at lsns[5] */
+	unsigned char *c = img + UT_WAL_DATA_OFF + lsns[5] - 1 - 56;
+	assert_int_equal(c[4], 2);
+	put64le(c + UT_WAL_REC_HDR + 8, lsns[3]); /* claims txn 4's start */
+	uint32_t crc = ut_crc32c(0, c + 4, 52);
+	for (int i = 0; i < 4; i++)
+		c[i] = (unsigned char)(crc >> (8 * i));
+	spit(path, img, len);
+	free(img);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
+	assert_int_equal(info.txns_replayed, 5);
+	assert_int_equal(info.bad_lsn, lsns[5] - 56);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+static void test_foreign_and_damaged(void **state)
+{
+	const char *path = tmp_path("foreign");
+	unsigned char junk[10000];
+	ut_wal *w = NULL;
+	ut_wal_recovery_info info;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)("SQLite format 3"[i % 15]);
+	spit(path, junk, sizeof(junk));
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_ENOTDB);
+	assert_null(w);
+	assert_non_null(strstr(ut_errdetail(), "not an untorn write-ahead log"));
+	assert_int_equal(file_size(path), sizeof(junk)); /* left alone */
+
+	/* a real log whose both header slots are damaged */
+	unlink(path);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	ut_wal_close(w);
+	size_t len;
+	unsigned char *img = slurp(path, &len);
+	img[20] ^= 1;
+	spit(path, img, len);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	ut_wal_close(w); /* slot 1 still good */
+	img[4096 + 20] ^= 1;
+	spit(path, img, len);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_ECORRUPT);
+	free(img);
+
+	/* an empty file is a new log */
+	spit(path, junk, 0);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 0);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* ---- a vfs wrapper that runs out of space or fails chosen writes ---- */
+
+typedef struct fvfs {
+	ut_vfs base;
+	int64_t budget;      /* bytes that may still be written; <0 = unlimited */
+	int fail_header;     /* fail writes below the data area with EIO */
+	unsigned sync_us;    /* device flush latency to simulate */
+} fvfs;
+
+typedef struct ffile {
+	ut_file base;
+	ut_file *in;
+	fvfs *v;
+} ffile;
+
+static ut_file *IN(ut_file *f) { return ((ffile *)f)->in; }
+static int64_t f_read(ut_file *f, void *b, size_t l, uint64_t o) { return ut_file_read(IN(f), b, l, o); }
+static int f_write(ut_file *f, const void *b, size_t l, uint64_t o, unsigned fl)
+{
+	fvfs *v = ((ffile *)f)->v;
+
+	if (v->fail_header && o < UT_WAL_DATA_OFF) {
+		f->last_errno = EIO;
+		ut_set_errdetail("%s: injected EIO", f->path);
+		return UT_EIO;
+	}
+	if (v->budget >= 0 && (int64_t)l > v->budget) {
+		/* like a real full disk: what fits lands, then ENOSPC */
+		size_t part = (size_t)v->budget;
+		if (part)
+			ut_file_write(IN(f), b, part, o, fl);
+		v->budget = 0;
+		f->last_errno = ENOSPC;
+		ut_set_errdetail("%s: write: No space left on device", f->path);
+		return UT_ENOSPC;
+	}
+	if (v->budget >= 0)
+		v->budget -= (int64_t)l;
+	return ut_file_write(IN(f), b, l, o, fl);
+}
+static int f_write_batch(ut_file *f, const ut_iowrite *w, size_t n, unsigned fl)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = f_write(f, w[i].buf, w[i].len, w[i].off, fl);
+		if (rc)
+			return rc;
+	}
+	return UT_OK;
+}
+static int f_sync(ut_file *f)
+{
+	fvfs *v = ((ffile *)f)->v;
+	if (v->sync_us)
+		usleep(v->sync_us);
+	return ut_file_sync(IN(f));
+}
+static int f_size(ut_file *f, uint64_t *b) { return ut_file_size(IN(f), b); }
+static int f_truncate(ut_file *f, uint64_t b) { return ut_file_truncate(IN(f), b); }
+static int f_atomic(ut_file *f, ut_atomic_info *o) { return IN(f)->ops->atomic_info(IN(f), o); }
+static void f_close(ut_file *f)
+{
+	ut_file_close(IN(f));
+	free(f);
+}
+static const struct ut_file_ops fops = {
+	f_read, f_write, f_write_batch, f_sync, f_size, f_truncate, f_atomic, f_close,
+};
+static int fv_open(ut_vfs *v, const char *path, unsigned fl, ut_file **out)
+{
+	ut_vfs *p = ut_vfs_posix();
+	ffile *f = calloc(1, sizeof(*f));
+	int rc = p->open(p, path, fl, &f->in);
+
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	f->base.ops = &fops;
+	f->base.path = f->in->path;
+	f->v = (fvfs *)v;
+	*out = &f->base;
+	return UT_OK;
+}
+static int fv_remove(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->remove(ut_vfs_posix(), p); }
+static int fv_exists(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->exists(ut_vfs_posix(), p); }
+static int fv_sync_dir(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->sync_dir(ut_vfs_posix(), p); }
+
+static void fvfs_init(fvfs *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->base.open = fv_open;
+	v->base.remove = fv_remove;
+	v->base.exists = fv_exists;
+	v->base.sync_dir = fv_sync_dir;
+	v->budget = -1;
+}
+
+static void test_enospc(void **state)
+{
+	const char *path = tmp_path("enospc");
+	enum { NT = 20 };
+	uint64_t lsns[NT + 4];
+	fvfs v;
+	ut_wal *w;
+	ut_wal_recovery_info info;
+	ut_wal_stats st;
+
+	(void)state;
+	fvfs_init(&v);
+	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	append_range(w, 6, 0, NT, 300, 1, lsns);
+	/* two commits in one batch; the disk fills after the first one and a
+	 * bit: neither may be acknowledged, neither may come back */
+	append_range(w, 6, NT, NT + 2, 300, 0, lsns);
+	v.budget = (int64_t)(lsns[NT] - lsns[NT - 1]) + 30;
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT]), UT_ENOSPC);
+	assert_int_equal(ut_wal_durable_lsn(w), lsns[NT - 1]);
+	/* the handle is failed: old commits are still durable, new ones refused */
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT - 1]), UT_OK);
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT + 1]), UT_ENOSPC);
+	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, NULL), UT_EFATAL);
+	ut_wal_stats_get(w, &st);
+	assert_int_equal(st.durable_lsn, lsns[NT - 1]);
+	ut_wal_close(w);
+	/* the partial write was rolled back */
+	assert_int_equal(file_size(path), UT_WAL_DATA_OFF + lsns[NT - 1] - 1);
+
+	/* space freed: reopen recovers exactly the acknowledged commits */
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, NT);
+	expected_state(M1, 6, NT, 300, lsns);
+	assert_same_pages(M1, M2);
+	append_range(w, 6, NT, NT + 1, 300, 1, lsns);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* Steady load with periodic checkpoints: bounded file, monotonic LSNs,
+ * stale records of earlier epochs never replayed. */
+typedef struct lsnlog {
+	uint64_t n, last;
+	uint64_t min_lsn;
+	int bad;
+} lsnlog;
+
+static int lsn_apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
+{
+	lsnlog *l = ctx;
+
+	(void)d;
+	if (lsn <= l->min_lsn || lsn < l->last)
+		l->bad = 1;
+	if (lsn != l->last)
+		l->n++;
+	l->last = lsn;
+	return 0;
+}
+
+static void test_checkpoint_reclaim(void **state)
+{
+	const char *path = tmp_path("ckpt");
+	enum { NT = 3000, EVERY = 50 };
+	static uint64_t lsns[NT];
+	ut_wal_config cfg = { .reset_min_bytes = 32 * 1024 };
+	ut_wal *w;
+	ut_wal_stats st;
+	ut_wal_recovery_info info;
+	uint64_t max_size = 0, redo = 0, epoch0;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	ut_wal_stats_get(w, &st);
+	epoch0 = st.epoch;
+	for (unsigned i = 0; i < NT; i++) {
+		append_range(w, 7, i, i + 1, 400, 0, lsns);
+		if (i % 4 == 3)
+			assert_int_equal(ut_wal_flush_to(w, lsns[i]), UT_OK);
+		if (i > 0)
+			assert_true(lsns[i] > lsns[i - 1]);
+		if (i % EVERY == EVERY - 1 && i >= 10) {
+			/* the engine checkpointed as of 10 txns ago: a live tail */
+			assert_int_equal(ut_wal_flush_to(w, lsns[i - 10]), UT_OK);
+			redo = lsns[i - 10];
+			assert_int_equal(ut_wal_checkpoint_done(w, redo), UT_OK);
+			ut_wal_stats_get(w, &st);
+			assert_int_equal(st.bytes_since_checkpoint, lsns[i] - redo);
+		}
+		uint64_t sz = file_size(path);
+		if (sz > max_size)
+			max_size = sz;
+	}
+	assert_int_equal(ut_wal_flush_to(w, UINT64_MAX), UT_OK);
+	ut_wal_stats_get(w, &st);
+	printf("checkpoint loop: %llu bytes appended, %llu resets, max file %llu bytes\n",
+	       (unsigned long long)st.bytes_appended, (unsigned long long)st.resets,
+	       (unsigned long long)max_size);
+	assert_true(st.resets >= 10);
+	assert_true(st.epoch > epoch0);
+	assert_true(st.bytes_appended > 10 * max_size);
+	assert_true(max_size < UT_WAL_DATA_OFF + 4 * cfg.reset_min_bytes + 64 * 1024);
+	ut_wal_close(w);
+
+	/* reopen: from the last redo start, exactly the later txns */
+	unsigned later = 0;
+	for (unsigned i = 0; i < NT; i++)
+		later += lsns[i] > redo;
+	lsnlog l = { .min_lsn = redo };
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, redo, lsn_apply, &l, &info), UT_OK);
+	assert_false(l.bad);
+	assert_int_equal(info.txns_replayed, later);
+	assert_int_equal(info.end_lsn, lsns[NT - 1]);
+	/* the file holds stale records of older epochs beyond the tail; they
+	 * were cut, not replayed */
+	assert_int_equal(ut_wal_next_lsn(w), lsns[NT - 1]);
+	/* LSNs continue upward after reopen */
+	uint64_t after;
+	gen_txn(&G, 7, NT, 400);
+	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, &after), UT_OK);
+	assert_true(after > lsns[NT - 1]);
+	assert_int_equal(ut_wal_flush_to(w, after), UT_OK);
+	/* everything checkpointed: the log resets to empty */
+	assert_int_equal(ut_wal_checkpoint_done(w, after), UT_OK);
+	ut_wal_stats_get(w, &st);
+	assert_int_equal(st.log_bytes, 0);
+	ut_wal_close(w);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	lsnlog l2 = { .min_lsn = after };
+	assert_int_equal(ut_wal_recover(w, 0, lsn_apply, &l2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 0);
+	assert_int_equal(info.start_lsn, after);
+	/* an older redo start than the log start is an error, not silence */
+	ut_wal_close(w);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, redo, NULL, NULL, &info), UT_ECORRUPT);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* A reset that dies before its new header is written leaves the old epoch
+ * whole: everything is recovered from the old redo start. */
+static void test_reset_interrupted(void **state)
+{
+	const char *path = tmp_path("reset_crash");
+	enum { NT = 200 };
+	uint64_t lsns[NT];
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	fvfs v;
+	ut_wal *w;
+	ut_wal_recovery_info info;
+
+	(void)state;
+	fvfs_init(&v);
+	assert_int_equal(ut_wal_open(&v.base, path, &cfg, &w), UT_OK);
+	append_range(w, 8, 0, NT, 300, 1, lsns);
+	v.fail_header = 1; /* the tail copy lands, the header write fails */
+	assert_int_equal(ut_wal_checkpoint_done(w, lsns[NT - 20]), UT_EIO);
+	ut_wal_close(w);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_ECORRUPT);
+	ut_wal_close(w);
+	/* from the redo start the engine had recorded, all is there */
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, lsns[NT - 20], NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 19);
+	assert_int_equal(info.end_lsn, lsns[NT - 1]);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_torn_tail_every_offset),
+		cmocka_unit_test(test_garbage_tail_no_resurrection),
+		cmocka_unit_test(test_middle_crc_failure),
+		cmocka_unit_test(test_sector_tears_in_last_batch),
+		cmocka_unit_test(test_commit_must_match_txn),
+		cmocka_unit_test(test_foreign_and_damaged),
+		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_checkpoint_reclaim),
+		cmocka_unit_test(test_reset_interrupted),
+	};
+	int rc;
+
+	M1 = calloc(1, sizeof(*M1));
+	M2 = calloc(1, sizeof(*M2));
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	free(M1);
+	free(M2);
+	return rc;
+}

@@ -1,0 +1,234 @@
+/*
+ * tests/test_wal_group.c - group commit: concurrent committers share syncs.
+ *
+ * Each thread commits N transactions the way the engine does: append under
+ * a writer lock, release it, flush_to(lsn) outside it.  Every commit must be
+ * durable when flush_to returns; with many threads, one fdatasync must
+ * serve several commits.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ut_io.h"
+#include "wal.h"
+
+typedef struct run {
+	ut_wal *w;
+	pthread_mutex_t writer;
+	unsigned per_thread;
+	int errors;
+	int not_durable;
+	int order_errors;
+} run;
+
+static void *committer(void *arg)
+{
+	run *r = arg;
+	unsigned char buf[100];
+	uint64_t prev = 0;
+
+	for (unsigned i = 0; i < r->per_thread; i++) {
+		ut_wal_delta d = { .pgno = (uint32_t)(i % 64), .offset = i % 1000,
+				   .len = sizeof(buf), .data = buf };
+		uint64_t lsn;
+		int rc;
+
+		memset(buf, (int)i, sizeof(buf));
+		pthread_mutex_lock(&r->writer);
+		rc = ut_wal_append_txn(r->w, &d, 1, &lsn);
+		pthread_mutex_unlock(&r->writer);
+		if (rc == UT_OK)
+			rc = ut_wal_flush_to(r->w, lsn);
+		if (rc != UT_OK) {
+			__atomic_add_fetch(&r->errors, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (ut_wal_durable_lsn(r->w) < lsn)
+			__atomic_add_fetch(&r->not_durable, 1, __ATOMIC_RELAXED);
+		if (lsn <= prev)
+			__atomic_add_fetch(&r->order_errors, 1, __ATOMIC_RELAXED);
+		prev = lsn;
+	}
+	return NULL;
+}
+
+static double run_threads(unsigned nthreads, unsigned per_thread)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	char path[512];
+	pthread_t th[64];
+	run r = { .per_thread = per_thread };
+	ut_wal_stats st;
+	ut_wal_recovery_info info;
+	double spc;
+
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/wal_group_%u_%d.log", dir, nthreads,
+		 (int)getpid());
+	unlink(path);
+	pthread_mutex_init(&r.writer, NULL);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &r.w), UT_OK);
+	for (unsigned t = 0; t < nthreads; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, committer, &r), 0);
+	for (unsigned t = 0; t < nthreads; t++)
+		pthread_join(th[t], NULL);
+	assert_int_equal(r.errors, 0);
+	assert_int_equal(r.not_durable, 0);
+	assert_int_equal(r.order_errors, 0);
+	ut_wal_stats_get(r.w, &st);
+	assert_int_equal(st.commits, (uint64_t)nthreads * per_thread);
+	assert_int_equal(st.durable_lsn, st.next_lsn);
+	/* syncs of the commits only (creation synced the header once) */
+	spc = (double)(st.syncs - 1) / (double)st.commits;
+	printf("group commit: %2u threads x %u commits: %llu syncs, "
+	       "%.3f syncs/commit\n", nthreads, per_thread,
+	       (unsigned long long)(st.syncs - 1), spc);
+	ut_wal_close(r.w);
+
+	/* every acknowledged commit is in the log */
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &r.w), UT_OK);
+	assert_int_equal(ut_wal_recover(r.w, 0, NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, (uint64_t)nthreads * per_thread);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
+	ut_wal_close(r.w);
+	unlink(path);
+	pthread_mutex_destroy(&r.writer);
+	return spc;
+}
+
+/* Committers and a checkpointer at once: resets happen under load, no
+ * commit is lost, LSNs keep rising. */
+typedef struct crun {
+	ut_wal *w;
+	pthread_mutex_t writer;
+	uint64_t acked; /* highest acknowledged commit LSN */
+	uint64_t lsn[4][300];
+	int stop, errors;
+} crun;
+
+typedef struct carg {
+	crun *r;
+	int id;
+} carg;
+
+static void *ccommitter(void *arg)
+{
+	carg *a = arg;
+	crun *r = a->r;
+	unsigned char buf[700];
+
+	for (unsigned i = 0; i < 300; i++) {
+		ut_wal_delta d = { .pgno = i, .offset = 0, .len = sizeof(buf),
+				   .data = buf };
+		uint64_t lsn, cur;
+
+		memset(buf, a->id, sizeof(buf));
+		pthread_mutex_lock(&r->writer);
+		int rc = ut_wal_append_txn(r->w, &d, 1, &lsn);
+		pthread_mutex_unlock(&r->writer);
+		if (rc == UT_OK)
+			rc = ut_wal_flush_to(r->w, lsn);
+		if (rc != UT_OK || (i && lsn <= r->lsn[a->id][i - 1]))
+			__atomic_add_fetch(&r->errors, 1, __ATOMIC_RELAXED);
+		r->lsn[a->id][i] = lsn;
+		cur = __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE);
+		while (cur < lsn &&
+		       !__atomic_compare_exchange_n(&r->acked, &cur, lsn, 0,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE))
+			;
+	}
+	return NULL;
+}
+
+static void test_checkpoint_under_load(void **state)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	char path[512];
+	static crun r;
+	carg args[4];
+	pthread_t th[4];
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	ut_wal_stats st;
+	ut_wal_recovery_info info;
+	uint64_t redo = 0;
+
+	(void)state;
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/wal_ckload_%d.log", dir, (int)getpid());
+	unlink(path);
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.writer, NULL);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	for (int t = 0; t < 4; t++) {
+		args[t] = (carg){ &r, t };
+		assert_int_equal(pthread_create(&th[t], NULL, ccommitter, &args[t]), 0);
+	}
+	for (int k = 0; k < 200; k++) {
+		uint64_t a = __atomic_load_n(&r.acked, __ATOMIC_ACQUIRE);
+		if (a > redo) {
+			/* an acknowledged commit LSN is a transaction boundary */
+			assert_int_equal(ut_wal_checkpoint_done(r.w, a), UT_OK);
+			redo = a;
+		}
+		usleep(2000);
+	}
+	for (int t = 0; t < 4; t++)
+		pthread_join(th[t], NULL);
+	assert_int_equal(r.errors, 0);
+	ut_wal_stats_get(r.w, &st);
+	printf("checkpoint under load: %llu commits, %llu resets, %llu syncs\n",
+	       (unsigned long long)st.commits, (unsigned long long)st.resets,
+	       (unsigned long long)st.syncs);
+	assert_true(st.resets > 0);
+	ut_wal_close(r.w);
+
+	unsigned later = 0;
+	for (int t = 0; t < 4; t++)
+		for (int i = 0; i < 300; i++)
+			later += r.lsn[t][i] > redo;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	assert_int_equal(ut_wal_recover(r.w, redo, NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, later);
+	ut_wal_close(r.w);
+	unlink(path);
+	pthread_mutex_destroy(&r.writer);
+}
+
+static void test_group_commit(void **state)
+{
+	double s1, s4, s16;
+
+	(void)state;
+	s1 = run_threads(1, 200);
+	s4 = run_threads(4, 200);
+	s16 = run_threads(16, 200);
+	/* one thread: one sync per commit, nothing to share */
+	assert_true(s1 > 0.99 && s1 <= 1.0);
+	assert_true(s4 <= 1.0);
+	assert_true(s16 < 0.5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_checkpoint_under_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,961 @@
+/*
+ * wal/wal.c - the write-ahead log (contract and file format in wal.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "ut_crc32c.h"
+#include "wal.h"
+
+#define WAL_MAGIC "UTORNWAL"
+#define WAL_VERSION 1u
+#define WAL_HDR_BYTES 64u
+#define WAL_SLOT_BYTES 4096u
+
+#define REC_DELTA 1u
+#define REC_COMMIT 2u
+#define DELTA_ENTRY_HDR 8u
+#define COMMIT_PAYLOAD 16u
+#define REC_TARGET (64u * 1024u) /* pack deltas into records up to this size */
+
+_Static_assert(UT_WAL_DATA_OFF == 2 * WAL_SLOT_BYTES, "two header slots");
+_Static_assert(UT_PAGE_SIZE <= 0xffffu + 1u, "delta offset/len fit u16");
+_Static_assert(UT_WAL_REC_HDR % 8 == 0, "record header aligned");
+
+typedef struct walbuf {
+	unsigned char *p;
+	size_t len, cap;
+	uint64_t lsn; /* LSN of p[0] */
+} walbuf;
+
+struct ut_wal {
+	ut_vfs *vfs;
+	ut_file *f;
+	char *path;
+	ut_wal_config cfg;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+
+	/* current epoch, from the header */
+	uint64_t epoch, salt, start_lsn;
+
+	int ready;      /* recovered (or new): appends allowed */
+	int flushing;   /* a leader is writing/syncing */
+	int failed;     /* 0 or the code that failed the handle */
+	uint64_t next_lsn, durable_lsn, ckpt_lsn, next_txn_id;
+	walbuf active, spare;
+
+	ut_wal_stats st;
+};
+
+/* ---- little-endian helpers ---- */
+
+static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static uint64_t off_of(const ut_wal *w, uint64_t lsn)
+{
+	return UT_WAL_DATA_OFF + (lsn - w->start_lsn);
+}
+
+static uint64_t new_salt(uint64_t epoch)
+{
+	uint64_t s = 0;
+	struct timespec ts;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
+		    (uint64_t)ts.tv_sec ^ (uintptr_t)&s;
+	}
+	s ^= epoch * 0xbf58476d1ce4e5b9ull;
+	return s ? s : 1;
+}
+
+/* ut_strerror lives with the engine; keep this layer self-contained. */
+static const char *rc_name(int rc)
+{
+	switch (rc) {
+	case UT_ENOSPC: return "no space";
+	case UT_EIO: return "I/O error";
+	case UT_ENOMEM: return "out of memory";
+	case UT_ECORRUPT: return "corrupt log";
+	default: return "error";
+	}
+}
+
+const char *ut_wal_stop_name(int r)
+{
+	switch (r) {
+	case UT_WAL_STOP_END: return "clean end";
+	case UT_WAL_STOP_TAIL: return "torn or stale tail cut";
+	case UT_WAL_STOP_CORRUPT: return "corrupt record in the middle of the log";
+	case UT_WAL_STOP_APPLY: return "apply callback failed";
+	default: return "?";
+	}
+}
+
+/* ---- header ---- */
+
+static void encode_header(unsigned char *h, uint64_t epoch, uint64_t salt,
+			  uint64_t start_lsn)
+{
+	memset(h, 0, WAL_HDR_BYTES);
+	memcpy(h, WAL_MAGIC, 8);
+	put32(h + 8, WAL_VERSION);
+	put32(h + 12, WAL_HDR_BYTES);
+	put64(h + 16, epoch);
+	put64(h + 24, salt);
+	put64(h + 32, start_lsn);
+	put32(h + 40, UT_PAGE_SIZE);
+	put32(h + 44, UT_WAL_DATA_OFF);
+	put32(h + 60, ut_crc32c(0, h, 60));
+}
+
+/* 1 valid, 0 no magic, UT_ECORRUPT bad crc, UT_EVERSION other version */
+static int decode_header(const unsigned char *h, uint64_t *epoch,
+			 uint64_t *salt, uint64_t *start_lsn)
+{
+	if (memcmp(h, WAL_MAGIC, 8) != 0)
+		return 0;
+	if (get32(h + 60) != ut_crc32c(0, h, 60))
+		return UT_ECORRUPT;
+	if (get32(h + 8) != WAL_VERSION || get32(h + 12) != WAL_HDR_BYTES ||
+	    get32(h + 40) != UT_PAGE_SIZE || get32(h + 44) != UT_WAL_DATA_OFF)
+		return UT_EVERSION;
+	*epoch = get64(h + 16);
+	*salt = get64(h + 24);
+	*start_lsn = get64(h + 32);
+	return 1;
+}
+
+static int write_header(ut_wal *w, uint64_t epoch, uint64_t salt,
+			uint64_t start_lsn)
+{
+	unsigned char h[WAL_HDR_BYTES];
+	int rc;
+
+	encode_header(h, epoch, salt, start_lsn);
+	rc = ut_file_write(w->f, h, sizeof(h), (epoch % 2) * WAL_SLOT_BYTES, 0);
+	if (rc == UT_OK) {
+		rc = ut_file_sync(w->f);
+		w->st.syncs++;
+	}
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+static int create_log(ut_wal *w)
+{
+	unsigned char *blk = calloc(1, UT_WAL_DATA_OFF);
+	int rc;
+
+	if (!blk)
+		return UT_ENOMEM;
+	w->epoch = 1;
+	w->salt = new_salt(1);
+	w->start_lsn = w->cfg.initial_lsn;
+	encode_header(blk + WAL_SLOT_BYTES, w->epoch, w->salt, w->start_lsn);
+	rc = ut_file_truncate(w->f, 0);
+	if (rc == UT_OK)
+		rc = ut_file_write(w->f, blk, UT_WAL_DATA_OFF, 0, 0);
+	free(blk);
+	if (rc == UT_OK) {
+		rc = ut_file_sync(w->f);
+		w->st.syncs++;
+	}
+	if (rc == UT_OK)
+		rc = w->vfs->sync_dir(w->vfs, w->path);
+	if (rc == UT_OK) {
+		w->ready = 1;
+		w->next_lsn = w->durable_lsn = w->ckpt_lsn = w->start_lsn;
+		w->active.lsn = w->start_lsn;
+		w->next_txn_id = 1;
+	}
+	return rc;
+}
+
+static int load_header(ut_wal *w, uint64_t size)
+{
+	unsigned char *blk = calloc(1, UT_WAL_DATA_OFF);
+	int best = 0, magic = 0, version = 0, zero = 1;
+	int64_t n;
+
+	if (!blk)
+		return UT_ENOMEM;
+	n = ut_file_read(w->f, blk, UT_WAL_DATA_OFF, 0);
+	if (n < 0) {
+		free(blk);
+		return (int)n;
+	}
+	for (int64_t i = 0; i < n; i++)
+		if (blk[i]) {
+			zero = 0;
+			break;
+		}
+	for (int s = 0; s < 2; s++) {
+		uint64_t e, salt, start;
+		int r;
+
+		if ((uint64_t)n < s * WAL_SLOT_BYTES + WAL_HDR_BYTES)
+			continue;
+		r = decode_header(blk + s * WAL_SLOT_BYTES, &e, &salt, &start);
+		if (r != 0)
+			magic = 1;
+		if (r == UT_EVERSION)
+			version = 1;
+		if (r == 1 && (!best || e > w->epoch)) {
+			best = 1;
+			w->epoch = e;
+			w->salt = salt;
+			w->start_lsn = start;
+		}
+	}
+	free(blk);
+	if (best && size >= UT_WAL_DATA_OFF)
+		return UT_OK;
+	if (!magic && zero && size <= UT_WAL_DATA_OFF)
+		return create_log(w); /* a crash during creation left zeros */
+	if (!magic) {
+		ut_set_errdetail("%s: not an untorn write-ahead log (no magic)",
+				 w->path);
+		return UT_ENOTDB;
+	}
+	if (version) {
+		ut_set_errdetail("%s: write-ahead log of another format version",
+				 w->path);
+		return UT_EVERSION;
+	}
+	ut_set_errdetail("%s: write-ahead log header damaged (%s, %llu bytes)",
+			 w->path, best ? "file too short" : "both slots fail CRC",
+			 (unsigned long long)size);
+	return UT_ECORRUPT;
+}
+
+int ut_wal_open(ut_vfs *vfs, const char *path, const ut_wal_config *cfg,
+		ut_wal **out)
+{
+	ut_wal *w;
+	uint64_t size = 0;
+	int rc;
+
+	if (!vfs || !path || !out)
+		return UT_EINVAL;
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->path = strdup(path))) {
+		free(w);
+		return UT_ENOMEM;
+	}
+	w->vfs = vfs;
+	if (cfg)
+		w->cfg = *cfg;
+	if (!w->cfg.initial_lsn)
+		w->cfg.initial_lsn = 1;
+	if (!w->cfg.reset_min_bytes)
+		w->cfg.reset_min_bytes = 1u << 20;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+
+	rc = vfs->open(vfs, path, UT_OPEN_CREATE, &w->f);
+	if (rc == UT_OK)
+		rc = ut_file_size(w->f, &size);
+	if (rc == UT_OK)
+		rc = size == 0 ? create_log(w) : load_header(w, size);
+	if (rc != UT_OK) {
+		ut_wal_close(w);
+		return rc;
+	}
+	w->st.epoch = w->epoch;
+	*out = w;
+	return UT_OK;
+}
+
+int ut_wal_close(ut_wal *w)
+{
+	int rc = UT_OK;
+
+	if (!w)
+		return UT_OK;
+	if (w->f && w->ready && !w->failed)
+		rc = ut_wal_flush_to(w, UINT64_MAX);
+	ut_file_close(w->f);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w->active.p);
+	free(w->spare.p);
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+/* ---- append ---- */
+
+static int reserve(walbuf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 64 * 1024;
+	unsigned char *p;
+
+	if (b->len + more <= b->cap)
+		return UT_OK;
+	while (cap < b->len + more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return UT_ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return UT_OK;
+}
+
+/* Fill in the header of the record at b->p + at, of unpadded length len, and
+ * its CRC; zero the padding. */
+static void seal_record(walbuf *b, size_t at, unsigned type, size_t len,
+			uint32_t count, uint64_t salt, uint64_t floor)
+{
+	unsigned char *r = b->p + at;
+	size_t plen = pad8(len);
+
+	memset(r + len, 0, plen - len);
+	r[4] = (unsigned char)type;
+	r[5] = 0;
+	put16(r + 6, 0);
+	put32(r + 8, (uint32_t)len);
+	put32(r + 12, count);
+	put64(r + 16, b->lsn + at);
+	put64(r + 24, salt);
+	put64(r + 32, floor);
+	put32(r, ut_crc32c(0, r + 4, plen - 4));
+}
+
+int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
+		      uint64_t *commit_lsn)
+{
+	size_t need = 0, at, rec = 0, rec_len = 0, first;
+	uint32_t count = 0;
+	walbuf *b;
+	int rc;
+
+	if (!w || (n && !d))
+		return UT_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!d[i].len || d[i].offset >= UT_PAGE_SIZE ||
+		    d[i].len > UT_PAGE_SIZE - d[i].offset || !d[i].data) {
+			ut_set_errdetail("wal: bad delta %zu (page %u, %u+%u)", i,
+					 d[i].pgno, d[i].offset, d[i].len);
+			return UT_EINVAL;
+		}
+		need += DELTA_ENTRY_HDR + d[i].len;
+	}
+	/* worst case: one record per delta */
+	need += n * (UT_WAL_REC_HDR + 8) + UT_WAL_REC_HDR + COMMIT_PAYLOAD + 8;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->failed || !w->ready) {
+		rc = w->failed ? UT_EFATAL : UT_EINVAL;
+		if (w->failed)
+			ut_set_errdetail("%s: log failed earlier (%s); reopen",
+					 w->path, rc_name(w->failed));
+		else
+			ut_set_errdetail("%s: recover the log before appending",
+					 w->path);
+		pthread_mutex_unlock(&w->mu);
+		return rc;
+	}
+	b = &w->active;
+	if ((rc = reserve(b, need)) != UT_OK) {
+		pthread_mutex_unlock(&w->mu);
+		return rc;
+	}
+	first = at = b->len;
+	for (size_t i = 0; i < n; i++) {
+		size_t e = DELTA_ENTRY_HDR + d[i].len;
+
+		if (count && rec_len + e > REC_TARGET) {
+			seal_record(b, rec, REC_DELTA, rec_len, count, w->salt,
+				    w->durable_lsn);
+			at = rec + pad8(rec_len);
+			count = 0;
+		}
+		if (!count) {
+			rec = at;
+			rec_len = UT_WAL_REC_HDR;
+		}
+		unsigned char *p = b->p + rec + rec_len;
+		put32(p, d[i].pgno);
+		put16(p + 4, (uint16_t)d[i].offset);
+		put16(p + 6, (uint16_t)d[i].len);
+		memcpy(p + 8, d[i].data, d[i].len);
+		rec_len += e;
+		count++;
+	}
+	if (count) {
+		seal_record(b, rec, REC_DELTA, rec_len, count, w->salt,
+			    w->durable_lsn);
+		at = rec + pad8(rec_len);
+	}
+	put64(b->p + at + UT_WAL_REC_HDR, w->next_txn_id);
+	put64(b->p + at + UT_WAL_REC_HDR + 8, b->lsn + first);
+	seal_record(b, at, REC_COMMIT, UT_WAL_REC_HDR + COMMIT_PAYLOAD,
+		    (uint32_t)n, w->salt, w->durable_lsn);
+	at += pad8(UT_WAL_REC_HDR + COMMIT_PAYLOAD);
+	b->len = at;
+	w->next_txn_id++;
+	w->st.bytes_appended += at - first;
+	w->st.commits++;
+	w->next_lsn = b->lsn + b->len;
+	if (commit_lsn)
+		*commit_lsn = w->next_lsn;
+	pthread_mutex_unlock(&w->mu);
+	return UT_OK;
+}
+
+/* ---- flush / group commit ---- */
+
+/* Write b at its position and sync.  Called with the mutex released (leader)
+ * or held (reset); touches no shared state except the file. */
+static int write_sync(ut_wal *w, const walbuf *b, uint64_t start_lsn)
+{
+	int rc = ut_file_write(w->f, b->p, b->len,
+			       UT_WAL_DATA_OFF + (b->lsn - start_lsn), 0);
+	if (rc == UT_OK)
+		rc = ut_file_sync(w->f);
+	return rc;
+}
+
+/* Leader: take the active buffer, write it, sync.  Mutex held on entry and
+ * on return, released during I/O. */
+static int lead_flush(ut_wal *w)
+{
+	walbuf take = w->active;
+	uint64_t start = w->start_lsn, end = take.lsn + take.len;
+	int rc;
+
+	w->active = w->spare;
+	w->active.len = 0;
+	w->active.lsn = end;
+	w->flushing = 1;
+	pthread_mutex_unlock(&w->mu);
+
+	rc = write_sync(w, &take, start);
+	if (rc != UT_OK) {
+		/* Best effort: drop what may have landed, so an unacknowledged
+		 * commit does not come back after reopen. */
+		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
+			(void)ut_file_sync(w->f);
+	}
+
+	pthread_mutex_lock(&w->mu);
+	w->flushing = 0;
+	w->st.writes++;
+	w->st.syncs++;
+	if (rc == UT_OK) {
+		w->durable_lsn = end;
+	} else {
+		w->failed = rc;
+	}
+	take.len = 0;
+	w->spare = take;
+	pthread_cond_broadcast(&w->cv);
+	return rc;
+}
+
+int ut_wal_flush_to(ut_wal *w, uint64_t lsn)
+{
+	int rc = UT_OK;
+
+	if (!w)
+		return UT_EINVAL;
+	pthread_mutex_lock(&w->mu);
+	if (lsn > w->next_lsn)
+		lsn = w->next_lsn;
+	while (w->durable_lsn < lsn) {
+		if (w->failed) {
+			rc = w->failed;
+			ut_set_errdetail("%s: log write failed (%s); commit not durable",
+					 w->path, rc_name(rc));
+			break;
+		}
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		lead_flush(w);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+uint64_t ut_wal_durable_lsn(ut_wal *w)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&w->mu);
+	v = w->durable_lsn;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+uint64_t ut_wal_next_lsn(ut_wal *w)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&w->mu);
+	v = w->next_lsn;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st)
+{
+	pthread_mutex_lock(&w->mu);
+	*st = w->st;
+	st->next_lsn = w->next_lsn;
+	st->durable_lsn = w->durable_lsn;
+	st->bytes_since_checkpoint = w->next_lsn - w->ckpt_lsn;
+	st->log_bytes = w->next_lsn - w->start_lsn;
+	st->epoch = w->epoch;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- record validation (shared by recovery and reset) ---- */
+
+/* Validate the record at r (avail bytes readable) expected at lsn with salt.
+ * Returns its padded length, or 0 if invalid. */
+static size_t check_record(const unsigned char *r, size_t avail, uint64_t lsn,
+			   uint64_t salt)
+{
+	uint32_t len, count;
+	size_t plen, pos;
+	unsigned type;
+
+	if (avail < UT_WAL_REC_HDR)
+		return 0;
+	len = get32(r + 8);
+	type = r[4];
+	if (len < UT_WAL_REC_HDR || len > UT_WAL_MAX_REC || get64(r + 16) != lsn ||
+	    get64(r + 24) != salt || r[5] || get16(r + 6))
+		return 0;
+	plen = pad8(len);
+	if (plen > avail || get32(r) != ut_crc32c(0, r + 4, plen - 4))
+		return 0;
+	count = get32(r + 12);
+	if (type == REC_COMMIT)
+		return len == UT_WAL_REC_HDR + COMMIT_PAYLOAD ? plen : 0;
+	if (type != REC_DELTA || !count)
+		return 0;
+	pos = UT_WAL_REC_HDR;
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t off, dl;
+
+		if (pos + DELTA_ENTRY_HDR > len)
+			return 0;
+		off = get16(r + pos + 4);
+		dl = get16(r + pos + 6);
+		if (!dl || off + dl > UT_PAGE_SIZE || pos + DELTA_ENTRY_HDR + dl > len)
+			return 0;
+		pos += DELTA_ENTRY_HDR + dl;
+	}
+	return pos == len ? plen : 0;
+}
+
+/* A read-ahead window over the file. */
+typedef struct reader {
+	ut_file *f;
+	unsigned char *buf;
+	size_t cap, len;
+	uint64_t off;
+} reader;
+
+/* Make [off, off+want) readable; returns pointer and sets *avail (may be
+ * short at end of file), or NULL with *rc on error. */
+static const unsigned char *rd_get(reader *r, uint64_t off, size_t want,
+				   size_t *avail, int *rc)
+{
+	if (off < r->off || off + want > r->off + r->len) {
+		size_t cap = r->cap ? r->cap : (1u << 20);
+		int64_t n;
+
+		while (cap < want)
+			cap *= 2;
+		if (cap != r->cap) {
+			unsigned char *p = realloc(r->buf, cap);
+			if (!p) {
+				*rc = UT_ENOMEM;
+				return NULL;
+			}
+			r->buf = p;
+			r->cap = cap;
+		}
+		n = ut_file_read(r->f, r->buf, r->cap, off);
+		if (n < 0) {
+			*rc = (int)n;
+			return NULL;
+		}
+		r->off = off;
+		r->len = (size_t)n;
+	}
+	*avail = r->len - (size_t)(off - r->off);
+	return r->buf + (off - r->off);
+}
+
+/* After a bad record at bad_lsn: is there a valid record of this epoch
+ * further on whose durable floor is above bad_lsn, i.e. written after the
+ * bad bytes had been synced?  Returns 1/0, or a negative code. */
+static int later_durable_record(ut_wal *w, reader *rd, uint64_t bad_lsn,
+				uint64_t file_size)
+{
+	for (uint64_t off = off_of(w, bad_lsn) + 8;
+	     off + UT_WAL_REC_HDR <= file_size; off += 8) {
+		size_t avail;
+		int rc = UT_OK;
+		const unsigned char *p = rd_get(rd, off, UT_WAL_REC_HDR, &avail, &rc);
+		uint64_t lsn = w->start_lsn + (off - UT_WAL_DATA_OFF);
+
+		if (!p)
+			return rc;
+		if (get64(p + 24) != w->salt || get64(p + 16) != lsn ||
+		    get64(p + 32) <= bad_lsn)
+			continue;
+		size_t len = pad8(get32(p + 8));
+		if (len < UT_WAL_REC_HDR || len > UT_WAL_MAX_REC)
+			continue;
+		p = rd_get(rd, off, len, &avail, &rc);
+		if (!p)
+			return rc;
+		if (check_record(p, avail, lsn, w->salt))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- recovery ---- */
+
+int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
+		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
+		   void *ctx, ut_wal_recovery_info *info)
+{
+	ut_wal_recovery_info inf;
+	reader rd = {0};
+	unsigned char *txn = NULL; /* pending delta records, copied */
+	size_t txn_len = 0, txn_cap = 0;
+	uint64_t size, lsn, txn_start, last_txn_id = 0, txn_deltas = 0;
+	int rc;
+
+	if (!w)
+		return UT_EINVAL;
+	memset(&inf, 0, sizeof(inf));
+	pthread_mutex_lock(&w->mu);
+	if (w->flushing || w->active.len || w->failed) {
+		pthread_mutex_unlock(&w->mu);
+		ut_set_errdetail("wal: recover on a handle with pending appends");
+		return UT_EINVAL;
+	}
+	if (!from_lsn)
+		from_lsn = w->start_lsn;
+	if (from_lsn < w->start_lsn) {
+		pthread_mutex_unlock(&w->mu);
+		ut_set_errdetail("%s: redo start %llu precedes the log start %llu "
+				 "(log reset past an unrecorded checkpoint?)",
+				 w->path, (unsigned long long)from_lsn,
+				 (unsigned long long)w->start_lsn);
+		return UT_ECORRUPT;
+	}
+	rd.f = w->f;
+	rc = ut_file_size(w->f, &size);
+	if (rc)
+		goto out;
+	inf.start_lsn = lsn = txn_start = from_lsn;
+	inf.stop_reason = UT_WAL_STOP_END;
+
+	for (;;) {
+		uint64_t off = off_of(w, lsn);
+		const unsigned char *p;
+		size_t avail, plen;
+
+		if (off >= size)
+			break; /* clean end of file */
+		p = rd_get(&rd, off, UT_WAL_REC_HDR, &avail, &rc);
+		if (!p)
+			goto out;
+		plen = avail >= UT_WAL_REC_HDR ? pad8(get32(p + 8)) : 0;
+		if (plen >= UT_WAL_REC_HDR && plen <= UT_WAL_MAX_REC) {
+			p = rd_get(&rd, off, plen, &avail, &rc);
+			if (!p)
+				goto out;
+		}
+		plen = check_record(p, avail, lsn, w->salt);
+		if (plen && p[4] == REC_COMMIT &&
+		    (get64(p + UT_WAL_REC_HDR + 8) != txn_start ||
+		     get32(p + 12) != txn_deltas))
+			plen = 0; /* commit does not match its transaction */
+		if (!plen) {
+			int later;
+
+			inf.bad_offset = off;
+			inf.bad_lsn = lsn;
+			later = later_durable_record(w, &rd, lsn, size);
+			if (later < 0) {
+				rc = later;
+				goto out;
+			}
+			if (later) {
+				inf.stop_reason = UT_WAL_STOP_CORRUPT;
+				rc = UT_ECORRUPT;
+				ut_set_errdetail(
+					"%s: log record at offset %llu (LSN %llu) is "
+					"corrupt but durable records follow it; replay "
+					"stopped there, %llu committed transactions "
+					"replayed, log left untouched",
+					w->path, (unsigned long long)off,
+					(unsigned long long)lsn,
+					(unsigned long long)inf.txns_replayed);
+				goto out;
+			}
+			inf.stop_reason = UT_WAL_STOP_TAIL;
+			break;
+		}
+		inf.records++;
+		if (p[4] == REC_DELTA) {
+			if (txn_len + plen > txn_cap) {
+				size_t cap = txn_cap ? txn_cap : 65536;
+				unsigned char *np;
+
+				while (cap < txn_len + plen)
+					cap *= 2;
+				np = realloc(txn, cap);
+				if (!np) {
+					rc = UT_ENOMEM;
+					goto out;
+				}
+				txn = np;
+				txn_cap = cap;
+			}
+			memcpy(txn + txn_len, p, plen);
+			txn_len += plen;
+			txn_deltas += get32(p + 12);
+			lsn += plen;
+			continue;
+		}
+		/* COMMIT: replay the transaction */
+		lsn += plen;
+		last_txn_id = get64(p + UT_WAL_REC_HDR);
+		for (size_t r = 0; r < txn_len;) {
+			const unsigned char *q = txn + r;
+			uint32_t len = get32(q + 8), count = get32(q + 12);
+			size_t pos = UT_WAL_REC_HDR;
+
+			for (uint32_t i = 0; i < count; i++) {
+				ut_wal_delta d = {
+					.pgno = get32(q + pos),
+					.offset = get16(q + pos + 4),
+					.len = get16(q + pos + 6),
+					.data = q + pos + DELTA_ENTRY_HDR,
+				};
+				if (apply) {
+					rc = apply(ctx, lsn, &d);
+					if (rc) {
+						inf.stop_reason = UT_WAL_STOP_APPLY;
+						inf.bad_lsn = lsn;
+						goto out;
+					}
+				}
+				inf.deltas_applied++;
+				pos += DELTA_ENTRY_HDR + d.len;
+			}
+			r += pad8(len);
+		}
+		inf.txns_replayed++;
+		txn_len = 0;
+		txn_deltas = 0;
+		txn_start = lsn;
+	}
+
+	/* Cut at the end of the last commit; drop everything after it. */
+	if (txn_start != lsn)
+		inf.txns_discarded = 1;
+	inf.end_lsn = txn_start;
+	if (off_of(w, txn_start) < size) {
+		inf.bytes_discarded = size - off_of(w, txn_start);
+		if (inf.stop_reason == UT_WAL_STOP_END)
+			inf.stop_reason = UT_WAL_STOP_TAIL;
+		rc = ut_file_truncate(w->f, off_of(w, txn_start));
+		if (rc == UT_OK) {
+			rc = ut_file_sync(w->f);
+			w->st.syncs++;
+		}
+		if (rc)
+			goto out;
+	} else if (off_of(w, txn_start) > size) {
+		/* from_lsn lies beyond the end of the log */
+		rc = UT_ECORRUPT;
+		inf.stop_reason = UT_WAL_STOP_CORRUPT;
+		inf.bad_lsn = from_lsn;
+		ut_set_errdetail("%s: redo start %llu lies beyond the end of the "
+				 "log (LSN %llu): durable log records are missing",
+				 w->path, (unsigned long long)from_lsn,
+				 (unsigned long long)(w->start_lsn + size -
+						      UT_WAL_DATA_OFF));
+		goto out;
+	}
+	w->next_lsn = w->durable_lsn = txn_start;
+	w->active.len = 0;
+	w->active.lsn = txn_start;
+	if (w->ckpt_lsn < from_lsn)
+		w->ckpt_lsn = from_lsn;
+	if (last_txn_id >= w->next_txn_id)
+		w->next_txn_id = last_txn_id + 1;
+	w->ready = 1;
+	rc = UT_OK;
+out:
+	if (rc == UT_ECORRUPT)
+		w->failed = UT_ECORRUPT; /* refuse appends over the evidence */
+	pthread_mutex_unlock(&w->mu);
+	free(rd.buf);
+	free(txn);
+	if (info)
+		*info = inf;
+	return rc;
+}
+
+/* ---- checkpoint / reclaim ---- */
+
+/* Mutex held.  Everything appended is durable and no flush runs. */
+static int reset_log(ut_wal *w, uint64_t redo_lsn)
+{
+	uint64_t tail = w->next_lsn - redo_lsn;
+	uint64_t epoch = w->epoch + 1, salt = new_salt(epoch);
+	unsigned char *buf = NULL;
+	int rc = UT_OK;
+
+	if (tail) {
+		int64_t n;
+
+		buf = malloc(tail);
+		if (!buf)
+			return UT_ENOMEM;
+		n = ut_file_read(w->f, buf, tail, off_of(w, redo_lsn));
+		if (n != (int64_t)tail) {
+			free(buf);
+			ut_set_errdetail("%s: short read of the live log tail",
+					 w->path);
+			return n < 0 ? (int)n : UT_EIO;
+		}
+		/* re-stamp each record with the new salt */
+		for (uint64_t at = 0; at < tail;) {
+			unsigned char *r = buf + at;
+			size_t plen = check_record(r, tail - at, redo_lsn + at,
+						   w->salt);
+			if (!plen) {
+				free(buf);
+				ut_set_errdetail("%s: checkpoint LSN %llu is not a "
+						 "record boundary",
+						 w->path,
+						 (unsigned long long)redo_lsn);
+				return UT_EINVAL;
+			}
+			put64(r + 24, salt);
+			put32(r, ut_crc32c(0, r + 4, plen - 4));
+			at += plen;
+		}
+		/* The region overwritten is below redo_lsn in the old epoch
+		 * (tail <= reclaimable), so a crash here leaves it whole. */
+		rc = ut_file_write(w->f, buf, tail, UT_WAL_DATA_OFF, 0);
+		free(buf);
+		if (rc == UT_OK) {
+			rc = ut_file_sync(w->f);
+			w->st.syncs++;
+			w->st.writes++;
+		}
+		if (rc)
+			return rc;
+	}
+	rc = write_header(w, epoch, salt, redo_lsn);
+	if (rc)
+		return rc;
+	w->epoch = epoch;
+	w->salt = salt;
+	w->start_lsn = redo_lsn;
+	w->st.resets++;
+	return UT_OK;
+}
+
+int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn)
+{
+	int rc = UT_OK;
+
+	if (!w)
+		return UT_EINVAL;
+	pthread_mutex_lock(&w->mu);
+	if (!w->ready || redo_lsn > w->durable_lsn || redo_lsn < w->start_lsn) {
+		ut_set_errdetail("%s: checkpoint LSN %llu outside the durable log "
+				 "[%llu, %llu]",
+				 w->path, (unsigned long long)redo_lsn,
+				 (unsigned long long)w->start_lsn,
+				 (unsigned long long)w->durable_lsn);
+		pthread_mutex_unlock(&w->mu);
+		return UT_EINVAL;
+	}
+	if (redo_lsn > w->ckpt_lsn)
+		w->ckpt_lsn = redo_lsn;
+	/* Reset when enough is reclaimable and the live tail fits below
+	 * redo_lsn; or, cheaply (no copy), whenever everything is checkpointed. */
+	if (w->failed || redo_lsn == w->start_lsn ||
+	    w->next_lsn - redo_lsn > redo_lsn - w->start_lsn ||
+	    (redo_lsn - w->start_lsn < w->cfg.reset_min_bytes &&
+	     redo_lsn != w->next_lsn))
+		goto out;
+	while (w->flushing)
+		pthread_cond_wait(&w->cv, &w->mu);
+	if (w->failed)
+		goto out;
+	if (w->active.len) {
+		/* write the buffer with the mutex held: reset is rare */
+		rc = write_sync(w, &w->active, w->start_lsn);
+		w->st.writes++;
+		w->st.syncs++;
+		if (rc) {
+			w->failed = rc;
+			goto out;
+		}
+		w->durable_lsn = w->active.lsn + w->active.len;
+		w->active.lsn = w->durable_lsn;
+		w->active.len = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	if (w->next_lsn - redo_lsn > redo_lsn - w->start_lsn)
+		goto out;
+	rc = reset_log(w, redo_lsn);
+	if (rc && rc != UT_EINVAL)
+		w->failed = rc;
+out:
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
