@@ -9,7 +9,7 @@
 #include "pager.h"
 
 #define EVICT_BATCH 64
-#define PRE_POOL_MAX 64
+#define POOL_SLACK 64 /* spare page buffers kept beyond the bound */
 
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
@@ -37,8 +37,9 @@ struct ut_pager {
 	int in_txn;
 	struct frame **tx;
 	size_t ntx, captx;
-	uint8_t *prepool[PRE_POOL_MAX];
-	size_t npre;
+	uint8_t **pool; /* spare page buffers (frames and pre-images share them) */
+	size_t npool, cappool;
+	size_t preout; /* pre-images held by the transaction: count against the bound */
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -102,19 +103,42 @@ static int hgrow(ut_pager *p)
 	return UT_OK;
 }
 
+/* Page buffers: frames and pre-images draw from one pool of aligned 16 KiB
+ * buffers, so memory is reused instead of fragmenting the heap. */
+static uint8_t *buf_get(ut_pager *p)
+{
+	if (p->npool)
+		return p->pool[--p->npool];
+	return ut_io_alloc(UT_PAGE_SIZE);
+}
+
+static void buf_put(ut_pager *p, uint8_t *b)
+{
+	if (p->nframes + p->preout + p->npool < p->maxframes + POOL_SLACK) {
+		if (p->npool == p->cappool) {
+			size_t c = p->cappool ? p->cappool * 2 : 64;
+			uint8_t **np = realloc(p->pool, c * sizeof(*np));
+			if (!np) {
+				free(b);
+				return;
+			}
+			p->pool = np;
+			p->cappool = c;
+		}
+		p->pool[p->npool++] = b;
+	} else {
+		free(b);
+	}
+}
+
 static uint8_t *pre_get(ut_pager *p)
 {
-	if (p->npre)
-		return p->prepool[--p->npre];
-	return malloc(UT_PAGE_SIZE);
+	return buf_get(p);
 }
 
 static void pre_put(ut_pager *p, uint8_t *b)
 {
-	if (p->npre < PRE_POOL_MAX)
-		p->prepool[p->npre++] = b;
-	else
-		free(b);
+	buf_put(p, b);
 }
 
 /* ---- meta helpers ---------------------------------------------------- */
@@ -223,7 +247,7 @@ static struct frame *new_frame(ut_pager *p)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->pg.data = ut_io_alloc(UT_PAGE_SIZE);
+	f->pg.data = buf_get(p);
 	if (!f->pg.data) {
 		free(f);
 		return NULL;
@@ -232,24 +256,29 @@ static struct frame *new_frame(ut_pager *p)
 	return f;
 }
 
-/* A frame to load a page into (not in the hash, not valid).  Called with
- * p->mu held. */
-static int get_frame(ut_pager *p, struct frame **out)
+/* A frame to load a page into (not in the hash, not valid), and its index
+ * in p->frames.  Frames plus the transaction's pre-images stay within the
+ * bound while anything is evictable.  Called with p->mu held. */
+static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 {
 	struct frame *batch[EVICT_BATCH];
+	size_t bidx[EVICT_BATCH];
 	struct frame *victim = NULL;
-	size_t nb = 0;
+	size_t nb = 0, vidx = 0;
 	int rc;
 
-	if (p->nframes < p->maxframes) {
+	if (p->nframes + p->preout < p->maxframes || p->nframes == 0) {
 		*out = new_frame(p);
+		*idx = p->nframes - 1;
 		return *out ? UT_OK : UT_ENOMEM;
 	}
 	for (size_t step = 0; step < 2 * p->nframes + 1 && !victim; step++) {
 		struct frame *f = p->frames[p->hand];
+		size_t at = p->hand;
 		p->hand = (p->hand + 1) % p->nframes;
 		if (!f->valid) {
 			victim = f;
+			vidx = at;
 			break;
 		}
 		if (f->pin || f->txn)
@@ -262,31 +291,60 @@ static int get_frame(ut_pager *p, struct frame **out)
 			int seen = 0;
 			for (size_t i = 0; i < nb; i++)
 				seen |= batch[i] == f;
-			if (!seen && nb < EVICT_BATCH)
+			if (!seen && nb < EVICT_BATCH) {
+				bidx[nb] = at;
 				batch[nb++] = f;
+			}
 			if (nb == EVICT_BATCH)
 				break;
 			continue;
 		}
 		victim = f;
+		vidx = at;
 	}
 	if (nb) {
 		rc = flush_frames(p, batch, nb, 0);
 		if (rc)
 			return rc;
-		if (!victim)
+		if (!victim) {
 			victim = batch[0];
+			vidx = bidx[0];
+		}
 	}
 	if (!victim) {
 		/* Everything pinned or dirtied by the transaction: grow. */
 		*out = new_frame(p);
+		*idx = p->nframes - 1;
 		return *out ? UT_OK : UT_ENOMEM;
 	}
 	if (victim->valid)
 		hremove(p, victim);
 	victim->valid = 0;
 	*out = victim;
+	*idx = vidx;
 	return UT_OK;
+}
+
+static int get_frame(ut_pager *p, struct frame **out)
+{
+	size_t idx;
+
+	return get_frame_idx(p, out, &idx);
+}
+
+/* Over the bound (pre-images count): free one evictable frame if any. */
+static void drop_one(ut_pager *p)
+{
+	struct frame *f;
+	size_t idx;
+
+	if (get_frame_idx(p, &f, &idx))
+		return;
+	p->frames[idx] = p->frames[--p->nframes];
+	if (p->hand >= p->nframes)
+		p->hand = 0;
+	buf_put(p, f->pg.data);
+	free(f);
 }
 
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
@@ -393,6 +451,9 @@ static int write_locked(ut_pager *p, struct frame *f)
 	f->predirty = f->dirty;
 	f->txn = 1;
 	f->dirty = 1;
+	p->preout++;
+	if (p->nframes + p->preout > p->maxframes && p->nframes > 1)
+		drop_one(p);
 	return UT_OK;
 }
 
@@ -463,9 +524,10 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	rc = get_frame(p, &f);
 	if (!rc && (rc = tx_add(p, f)))
 		f->valid = 0;
-	pthread_mutex_unlock(&p->mu);
-	if (rc)
+	if (rc) {
+		pthread_mutex_unlock(&p->mu);
 		return rc;
+	}
 	ut_page_init(f->pg.data, pgno, type);
 	f->pg.pgno = pgno;
 	f->pre = NULL; /* new to the file */
@@ -474,7 +536,6 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->predirty = 0;
 	f->pin = 1;
 	f->ref = 1;
-	pthread_mutex_lock(&p->mu);
 	hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
 	ut_st32(p->meta->pg.data + UT_META_PAGECOUNT, pgno + 1);
@@ -534,9 +595,9 @@ static void shrink(ut_pager *p)
 		if (!f->valid || (!f->pin && !f->txn && !f->dirty)) {
 			if (f->valid)
 				hremove(p, f);
-			free(f->pg.data);
-			free(f);
 			p->frames[i] = p->frames[--p->nframes];
+			buf_put(p, f->pg.data);
+			free(f);
 		} else {
 			i++;
 		}
@@ -559,8 +620,10 @@ static void end_txn(ut_pager *p, int restore)
 				f->pin = 0;
 			}
 		}
-		if (f->pre)
+		if (f->pre) {
+			p->preout--;
 			pre_put(p, f->pre);
+		}
 		f->pre = NULL;
 		f->txn = 0;
 	}
@@ -674,8 +737,9 @@ static void pager_free_all(ut_pager *p)
 		free(p->frames[i]->pre);
 		free(p->frames[i]);
 	}
-	for (size_t i = 0; i < p->npre; i++)
-		free(p->prepool[i]);
+	for (size_t i = 0; i < p->npool; i++)
+		free(p->pool[i]);
+	free(p->pool);
 	free(p->frames);
 	free(p->buckets);
 	free(p->tx);
