@@ -3,13 +3,15 @@
  * transaction's page journal (contract in pager.h).
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pager.h"
 
 #define EVICT_BATCH 64
-#define POOL_SLACK 64 /* spare page buffers kept beyond the bound */
+#define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
+#define SLAB_PAGES 64 /* page buffers per mmap'd slab */
 
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
@@ -39,6 +41,9 @@ struct ut_pager {
 	size_t ntx, captx;
 	uint8_t **pool; /* spare page buffers (frames and pre-images share them) */
 	size_t npool, cappool;
+	size_t nresident; /* buffers in the pool whose memory is resident */
+	void **slabs;
+	size_t nslabs;
 	size_t preout; /* pre-images held by the transaction: count against the bound */
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
@@ -105,29 +110,55 @@ static int hgrow(ut_pager *p)
 
 /* Page buffers: frames and pre-images draw from one pool of aligned 16 KiB
  * buffers, so memory is reused instead of fragmenting the heap. */
+/* Buffers come from mmap'd slabs (page-aligned, no allocator overhead).
+ * A buffer returned while the pool holds more than the bound plus
+ * POOL_SLACK is given back to the kernel with MADV_DONTNEED (it stays in
+ * the pool; touching it again faults in a zero page), so resident memory
+ * follows the cache bound even after a big transaction. */
+static int pool_push(ut_pager *p, uint8_t *b)
+{
+	if (p->npool == p->cappool) {
+		size_t c = p->cappool ? p->cappool * 2 : SLAB_PAGES;
+		uint8_t **np = realloc(p->pool, c * sizeof(*np));
+		if (!np)
+			return UT_ENOMEM;
+		p->pool = np;
+		p->cappool = c;
+	}
+	p->pool[p->npool++] = b;
+	return UT_OK;
+}
+
 static uint8_t *buf_get(ut_pager *p)
 {
-	if (p->npool)
-		return p->pool[--p->npool];
-	return ut_io_alloc(UT_PAGE_SIZE);
+	if (!p->npool) {
+		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		p->slabs = ns;
+		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
+				     PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (slab == MAP_FAILED)
+			return NULL;
+		p->slabs[p->nslabs++] = slab;
+		for (int i = SLAB_PAGES - 1; i >= 0; i--)
+			if (pool_push(p, slab + (size_t)i * UT_PAGE_SIZE))
+				return NULL;
+	}
+	if (p->nresident)
+		p->nresident--;
+	return p->pool[--p->npool];
 }
 
 static void buf_put(ut_pager *p, uint8_t *b)
 {
-	if (p->nframes + p->preout + p->npool < p->maxframes + POOL_SLACK) {
-		if (p->npool == p->cappool) {
-			size_t c = p->cappool ? p->cappool * 2 : 64;
-			uint8_t **np = realloc(p->pool, c * sizeof(*np));
-			if (!np) {
-				free(b);
-				return;
-			}
-			p->pool = np;
-			p->cappool = c;
-		}
-		p->pool[p->npool++] = b;
+	if (pool_push(p, b))
+		return; /* leaks one buffer into its slab until close */
+	if (p->nframes + p->preout + p->nresident < p->maxframes + POOL_SLACK) {
+		p->nresident++;
 	} else {
-		free(b);
+		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
 	}
 }
 
@@ -732,13 +763,11 @@ int ut_pager_checkpoint(ut_pager *p)
 
 static void pager_free_all(ut_pager *p)
 {
-	for (size_t i = 0; i < p->nframes; i++) {
-		free(p->frames[i]->pg.data);
-		free(p->frames[i]->pre);
+	for (size_t i = 0; i < p->nframes; i++)
 		free(p->frames[i]);
-	}
-	for (size_t i = 0; i < p->npool; i++)
-		free(p->pool[i]);
+	for (size_t i = 0; i < p->nslabs; i++)
+		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
+	free(p->slabs);
 	free(p->pool);
 	free(p->frames);
 	free(p->buckets);
