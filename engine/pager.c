@@ -298,10 +298,14 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 	size_t nb = 0, vidx = 0;
 	int rc;
 
-	if (p->nframes + p->preout < p->maxframes || p->nframes == 0) {
+	/* Below the bound, or every frame but page 0 belongs to the running
+	 * transaction (nothing evictable: skip the sweep): a new frame. */
+	if (p->nframes + p->preout < p->maxframes || p->ntx + 1 >= p->nframes) {
 		*out = new_frame(p);
+		if (!*out)
+			return UT_ENOMEM;
 		*idx = p->nframes - 1;
-		return *out ? UT_OK : UT_ENOMEM;
+		return UT_OK;
 	}
 	for (size_t step = 0; step < 2 * p->nframes + 1 && !victim; step++) {
 		struct frame *f = p->frames[p->hand];
@@ -345,8 +349,10 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 	if (!victim) {
 		/* Everything pinned or dirtied by the transaction: grow. */
 		*out = new_frame(p);
+		if (!*out)
+			return UT_ENOMEM;
 		*idx = p->nframes - 1;
-		return *out ? UT_OK : UT_ENOMEM;
+		return UT_OK;
 	}
 	if (victim->valid)
 		hremove(p, victim);
@@ -369,7 +375,7 @@ static void drop_one(ut_pager *p)
 	struct frame *f;
 	size_t idx;
 
-	if (get_frame_idx(p, &f, &idx))
+	if (p->ntx + 1 >= p->nframes || get_frame_idx(p, &f, &idx))
 		return;
 	p->frames[idx] = p->frames[--p->nframes];
 	if (p->hand >= p->nframes)

@@ -55,6 +55,11 @@
 #define UT_MAGIC "untornDB"
 #define UT_PAGER_MIN_FRAMES 8u
 
+/* Reserved companion files: PATH UT_WAL_SUFFIX (write-ahead log) and
+ * PATH UT_DW_SUFFIX (double-write buffer).  Not created in this issue. */
+#define UT_WAL_SUFFIX "-wal"
+#define UT_DW_SUFFIX "-dw"
+
 /* Database header field offsets in page 0. */
 #define UT_META_MAGIC 32
 #define UT_META_VERSION 40
