@@ -12,6 +12,11 @@
 #define EVICT_BATCH 64
 #define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
 #define SLAB_PAGES 64 /* page buffers per mmap'd slab */
+/* Pre-images beyond this many count against the cache bound (evicting
+ * clean frames); up to it they ride on top of it.  24 MiB keeps resident
+ * memory within cache_bytes + 32 MiB for ordinary transactions without
+ * shrinking the cache for them. */
+#define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
 
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
@@ -44,7 +49,7 @@ struct ut_pager {
 	size_t nresident; /* buffers in the pool whose memory is resident */
 	void **slabs;
 	size_t nslabs;
-	size_t preout; /* pre-images held by the transaction: count against the bound */
+	size_t preout; /* pre-images held by the transaction */
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -52,6 +57,11 @@ struct ut_pager {
 	uint64_t lsn, durable_lsn;
 	int fatal;
 };
+
+static inline size_t pre_charged(const ut_pager *p)
+{
+	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+}
 
 static inline size_t hslot(ut_pager *p, uint32_t pgno)
 {
@@ -155,7 +165,7 @@ static void buf_put(ut_pager *p, uint8_t *b)
 {
 	if (pool_push(p, b))
 		return; /* leaks one buffer into its slab until close */
-	if (p->nframes + p->preout + p->nresident < p->maxframes + POOL_SLACK) {
+	if (p->nframes + pre_charged(p) + p->nresident < p->maxframes + POOL_SLACK) {
 		p->nresident++;
 	} else {
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
@@ -300,7 +310,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 
 	/* Below the bound, or every frame but page 0 belongs to the running
 	 * transaction (nothing evictable: skip the sweep): a new frame. */
-	if (p->nframes + p->preout < p->maxframes || p->ntx + 1 >= p->nframes) {
+	if (p->nframes + pre_charged(p) < p->maxframes || p->ntx + 1 >= p->nframes) {
 		*out = new_frame(p);
 		if (!*out)
 			return UT_ENOMEM;
@@ -489,7 +499,7 @@ static int write_locked(ut_pager *p, struct frame *f)
 	f->txn = 1;
 	f->dirty = 1;
 	p->preout++;
-	if (p->nframes + p->preout > p->maxframes && p->nframes > 1)
+	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
 		drop_one(p);
 	return UT_OK;
 }
@@ -795,8 +805,10 @@ int ut_pager_close(ut_pager *p)
 		return UT_OK;
 	if (p->in_txn)
 		ut_pager_rollback(p);
-	if (!p->fatal)
-		rc = ut_pager_checkpoint(p);
+	rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
+	if (rc)
+		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
+				 p->path, ut_strerror(rc));
 	pager_free_all(p);
 	return rc;
 }

@@ -21,9 +21,9 @@
  * transaction while it holds a read transaction (it would wait for itself).
  * A ut_txn and its cursors belong to one thread at a time.
  *
- * Memory: the buffer pool holds at most cache_bytes of pages plus the
- * running write transaction's pre-image copies, which count against the same
- * bound.  Pages a write transaction changed stay in memory until it commits
+ * Memory: the buffer pool holds at most cache_bytes of pages plus up to
+ * 24 MiB of the running write transaction's pre-image copies (more than
+ * that count against cache_bytes).  Pages a write transaction changed stay in memory until it commits
  * (no-steal), so one very large transaction may exceed cache_bytes until it
  * ends; the pool shrinks back afterwards.
  *
@@ -159,7 +159,8 @@ int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
 void ut_cursor_close(ut_cursor *c);
 
 /* Write every dirty page through the protection mode and record a
- * checkpoint, so the log can be reclaimed. */
+ * checkpoint, so the log can be reclaimed.  Waits for running transactions
+ * to end: do not call it while holding one. */
 int ut_checkpoint(ut_db *db);
 
 int ut_stats_get(ut_db *db, ut_stats *st);
