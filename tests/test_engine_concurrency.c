@@ -21,7 +21,7 @@
 #define TOTAL ((int64_t)ACCOUNTS * 1000)
 
 static ut_db *db;
-static volatile int stop;
+static _Atomic int stop;
 static int reader_errors, reader_rounds;
 static pthread_mutex_t stat_mu = PTHREAD_MUTEX_INITIALIZER;
 
