@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# untorn's test command: installs what it needs, then runs
+#   1. the unit, differential and in-process crash tests (ctest),
+#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. the kernel series: build (cached) and the guest tests in QEMU,
+#      patched kernel against the unpatched one.
+# Exits non-zero if any suite fails; the last line sums the suites up.
+set -uo pipefail
+cd "$(dirname "$0")"
+bash scripts/install-deps.sh || exit 1
+
+passed=0 failed=0 failures=()
+suite() {
+	local name=$1
+	shift
+	echo "=== $name"
+	local t0=$SECONDS
+	if "$@"; then
+		passed=$((passed + 1))
+		echo "=== $name: ok ($((SECONDS - t0)) s)"
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		echo "=== $name: FAILED ($((SECONDS - t0)) s)"
+	fi
+}
+
+ctest_in() {
+	local dir=$1
+	shift
+	cmake -S . -B "$dir" "$@" >/dev/null &&
+		cmake --build "$dir" -j"$(nproc)" >/dev/null &&
+		(cd "$dir" && ctest --output-on-failure --timeout 1500)
+}
+
+suite "unit tests" ctest_in build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+suite "unit tests (asan+ubsan)" ctest_in build-asan -DUT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+if [ "${UT_SKIP_VM:-0}" != 1 ]; then
+	suite "kernel series + guest tests" bash kernel-series/guest-tests/run.sh
+fi
+
+((failed)) && echo "failed suites: ${failures[*]}"
+echo "suites: $passed passed, $failed failed"
+((failed == 0))
