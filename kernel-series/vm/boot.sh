@@ -12,8 +12,8 @@
 #   -a ARGS       extra kernel command-line arguments (repeatable), e.g.
 #                 "nvme_core.test_awupf=3" or "scsi_debug.atomic_wr=1 ..."
 #   -d DIR        attach every DIR/*.img as an NVMe controller, serial = image
-#                 name without .img (default: $UNTORN_VM_DIR or
-#                 /var/tmp/untorn-vm if it exists; -d none = no disks)
+#                 name without .img (default: ${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks
+#                 if it exists; -d none = no disks)
 #   -D NAME=IMG   attach one image as NVMe with serial NAME (repeatable)
 #   -s DIR        share host DIR into the guest over 9p (guest: /host)
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
@@ -98,7 +98,7 @@ cat "$initrd" "$rundir/cmd.cpio.gz" >"$rundir/initrd.img"
 
 # Disks.
 if [ -z "$disk_dir" ] && [ ${#disks[@]} -eq 0 ]; then
-	disk_dir=${UNTORN_VM_DIR:-/var/tmp/untorn-vm}
+	disk_dir=${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks
 	[ -d "$disk_dir" ] || disk_dir=none
 fi
 if [ -n "$disk_dir" ] && [ "$disk_dir" != none ]; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # mkdisks.sh - make the raw (sparse) disk images for the untorn test VM.
 #
-# usage: mkdisks.sh [DIR]      (default: $UNTORN_VM_DIR or /var/tmp/untorn-vm)
+# usage: mkdisks.sh [DIR]      (default: ${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks)
 #
 # Images (each becomes one NVMe controller in boot.sh, serial = image name):
 #   xfs16k.img      XFS, 16 KiB blocks, 4 KiB sectors  (mkfs.xfs -b size=16k -s size=4k)
@@ -13,7 +13,7 @@
 # Re-running recreates all images (fresh filesystems).  Prints DIR on stdout.
 set -euo pipefail
 
-dir=${1:-${UNTORN_VM_DIR:-/var/tmp/untorn-vm}}
+dir=${1:-${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks}
 SIZE=${DISK_SIZE:-384M}
 RT_EXTSIZE=${RT_EXTSIZE:-64k}
 
