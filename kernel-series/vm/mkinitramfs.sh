@@ -97,6 +97,8 @@ hostname untorn-guest
 # Output channel: the QEMU virtconsole (hvc0) when present, else the console
 # (then the host must rely on the marker lines and filter kernel messages).
 OUT=/dev/console
+i=0
+while [ ! -c /dev/hvc0 ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -c /dev/hvc0 ]; then
 	OUT=/dev/hvc0
 	stty -F /dev/hvc0 raw -echo 2>/dev/null
