@@ -305,8 +305,8 @@ static void dev_limits(const char *tag, const char *dev, int is_nvme,
 	*umax = smax;
 
 	snprintf(name, sizeof(name), "dev.%s.sysfs", tag);
-	info(name, "%s:unit_min=%lld,unit_max=%lld,max=%lld,boundary=%lld,lbs=%lld,pbs=%lld",
-	     dev, smin, smax, amax, bnd,
+	info(name, "min=%lld,max=%lld,wmax=%lld,bnd=%lld,lbs=%lld,pbs=%lld",
+	     smin, smax, amax, bnd,
 	     read_sysfs_ll("/sys/block/%s/queue/logical_block_size", dev),
 	     read_sysfs_ll("/sys/block/%s/queue/physical_block_size", dev));
 
@@ -412,7 +412,7 @@ static void fs_statx_checks(const char *tag, const char *path, int supported, un
 		check(name, errname(errno), "ok");
 		return;
 	}
-	info(name, "mask_atomic=%d,attr=%d,attr_mask=%d,unit_min=%u,unit_max=%u,seg_max=%u,blksize=%u",
+	info(name, "mask=%d,attr=%d,amask=%d,min=%u,max=%u,seg=%u,bs=%u",
 	     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
 	     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
 	     !!(stx.stx_attributes_mask & UNTORN_STATX_ATTR_WRITE_ATOMIC),
@@ -531,7 +531,7 @@ static void xfsrt_checks(const char *mnt)
 		perror("ftruncate");
 	if (do_statx(path, &stx) == 0)
 		info("fs.xfsrt.statx",
-		     "mask_atomic=%d,attr=%d,unit_min=%u,unit_max=%u,seg_max=%u,blksize=%u",
+		     "mask=%d,attr=%d,min=%u,max=%u,seg=%u,bs=%u",
 		     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
 		     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
 		     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
