@@ -96,6 +96,7 @@ report() {
 		g = val(s, "got")
 		if (st == "SKIP") g = "skip"
 		cell[name, col] = g (st == "FAIL" ? " **FAIL**" : "")
+		if (st == "INFO") isinfo[name] = 1
 		if (st == "PASS" || st == "FAIL") want[name, col] = val(s, "want")
 		if (st == "FAIL") fails++
 	}
@@ -104,12 +105,22 @@ report() {
 		sep = sprintf("%150s", ""); gsub(/ /, "-", sep); print sep
 		for (i = 1; i <= n; i++) {
 			nm = order[i]; ex = ""
+			if (nm in isinfo) continue
 			for (k = 1; k <= nc; k++) {
 				c = C[k]
 				out[k] = ((nm, c) in cell) ? cell[nm, c] : "-"
 				ex = ex (k > 1 ? " / " : "") (((nm, c) in want) ? want[nm, c] : (((nm, c) in cell) ? "info" : "-"))
 			}
 			printf "%-34s | %-18s | %-18s | %-18s | %s\n", nm, out[1], out[2], out[3], ex
+		}
+		print sep
+		print "informational values (no expectation):"
+		for (i = 1; i <= n; i++) {
+			nm = order[i]
+			if (!(nm in isinfo)) continue
+			printf "  %s\n", nm
+			for (k = 1; k <= nc; k++)
+				if ((nm, C[k]) in cell) printf "      %-15s %s\n", C[k] ":", cell[nm, C[k]]
 		}
 		print sep
 		printf "expectation failures: %d\n", fails + 0
