@@ -61,6 +61,11 @@ echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basenam
 
 /bin/atomic_tests $args
 rc=$?
+# The test-only NVMe parameter must announce itself (once) when it applies.
+n=$(dmesg | grep -v 'ommand line' | grep -c 'test_awupf')
+want=0; [ "$EXPECT" = patched ] && [ "$AID" = on ] && want=1
+if [ "$n" = "$want" ]; then st=PASS; else st=FAIL; rc=1; fi
+echo "dmesg.test_awupf_warning: $st got=$n want=$want"
 for m in /mnt/*; do mountpoint -q "$m" && umount "$m"; done
 # Kernel messages that may explain a failure (prefixed: ignored by the parser).
 dmesg | grep -iE 'atomic|xfs|ext4|nvme|scsi_debug|warn|bug|error|unknown' | tail -n 40 | sed 's/^/# dmesg: /'
