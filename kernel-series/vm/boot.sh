@@ -30,7 +30,7 @@
 # The guest init ends with a marker line "@@UNTORN-EXIT <rc>" which is
 # consumed here and becomes this script's exit status.
 # Exit: guest status; 124 = timeout; 125 = QEMU ended without the marker
-# (guest panic / crash / killed); 2 = usage.
+# (guest panic / crash / QEMU killed from outside, e.g. via -P); 2 = usage.
 set -uo pipefail
 
 kernel=${KERNEL:-}
@@ -119,13 +119,17 @@ done
 
 qshare=()
 [ -n "$share" ] && qshare=(-virtfs "local,path=$share,mount_tag=host,security_model=none,id=host0")
-qpid=()
-[ -n "$pidfile" ] && qpid=(-pidfile "$pidfile")
+# QEMU always writes a pidfile (ours, or the caller's -P one).
+[ -n "$pidfile" ] || pidfile=$rundir/qemu.pid
+rm -f "$pidfile"
+qpid=(-pidfile "$pidfile")
 
 cmdline="console=ttyS0,115200 quiet loglevel=3 panic=-1 oops=panic rdinit=/init ${kargs[*]}"
 
 start=$(date +%s.%N)
-timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+# The braces make the background job a subshell that exits normally, so bash
+# prints no "Killed" job notice when QEMU is killed from outside.
+{ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -M pc -cpu max -smp "$cpus" -m "$mem" \
 	-display none -vga none -monitor none -no-reboot -nodefaults \
 	-serial "file:$console" \
@@ -134,9 +138,9 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-chardev "file,id=untornout,path=$out,append=on" \
 	-device virtconsole,chardev=untornout,name=untorn.out \
 	"${qdisk[@]}" "${qshare[@]}" "${qpid[@]}" \
-	</dev/null >"$rundir/qemu.stderr" 2>&1 &
+	</dev/null >"$rundir/qemu.stderr" 2>&1; echo $? >"$rundir/qemu.rc"; } 2>/dev/null &
 tpid=$!
-trap 'kill -TERM $tpid 2>/dev/null' INT TERM HUP
+trap '[ -s "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null' INT TERM HUP
 
 if [ "${VERBOSE:-0}" = 1 ]; then
 	tail -n +1 -F --pid=$tpid "$console" 2>/dev/null >&2 &
@@ -165,7 +169,7 @@ tail -n +1 -F --pid=$tpid "$out" 2>/dev/null | {
 	done
 }
 wait $tpid
-qrc=$?
+qrc=$(cat "$rundir/qemu.rc" 2>/dev/null || echo 125)
 end=$(date +%s.%N)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')
 
@@ -173,7 +177,9 @@ if [ -s "$rundir/rc" ]; then
 	rc=$(tr -dc '0-9' <"$rundir/rc")
 	rc=${rc:-125}
 	echo "boot.sh: guest exit status $rc, VM ran ${secs}s" >&2
-elif [ $qrc = 124 ] || [ $qrc = 137 ]; then
+elif [ $qrc = 124 ] || { [ $qrc = 137 ] && awk -v a="$secs" -v t="$timeout_s" 'BEGIN{exit !(a >= t)}'; }; then
+	# 124: timeout(1) expired and QEMU obeyed SIGTERM; 137 after the full
+	# timeout: it needed SIGKILL.  137 earlier = QEMU killed from outside.
 	rc=124
 	echo "boot.sh: TIMEOUT after ${timeout_s}s, QEMU killed; console tail:" >&2
 	tail -n 30 "$console" >&2
