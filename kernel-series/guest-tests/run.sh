@@ -50,7 +50,7 @@ make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 declare -A rcs secs
 boot() {  # boot COLUMN KERNEL EXPECT AID AIDVALUE
 	local col=$1 k=$2 expect=$3 aid=$4 aidv=$5 s e
-	if [ -n "${ONLY:-}" ] && ! grep -qw -- "$col" <<<"$ONLY"; then
+	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $col "* ]]; then
 		rcs[$col]=skipped; return
 	fi
 	if [ -z "$k" ] || [ ! -f "$k" ]; then
@@ -139,7 +139,8 @@ report() {
 		*) status=1 ;;
 		esac
 	done
-	grep -q 'FAIL' "$RUNS"/*.out 2>/dev/null && grep -h ': FAIL ' "$RUNS"/*.out >/dev/null && status=1
+	# any failed expectation (including setup lines) fails the run
+	cat "$RUNS"/*.out 2>/dev/null | grep -q '^[a-z][A-Za-z0-9_.-]*: FAIL ' && status=1
 	echo "whole run: $(( $(date +%s) - t0 ))s; logs: $RUNS"
 	echo "RESULT: $([ $status = 0 ] && echo PASS || echo FAIL)"
 } | tee "$RUNS/report.txt"
