@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: MIT
+/*
+ * atomic_tests - in-guest functional checks for RWF_ATOMIC on block devices,
+ * XFS and ext4 (untorn kernel series).
+ *
+ * Output: one line per check, parseable:
+ *     <check>: PASS got=<v> want=<v>
+ *     <check>: FAIL got=<v> want=<v>
+ *     <check>: INFO got=<v>
+ *     <check>: SKIP why=<reason>
+ * and a final line "atomic_tests: done pass=N fail=M".
+ * Exit status: 0 if no FAIL, 1 otherwise, 2 on usage error.
+ *
+ * "want" depends on --expect (patched|unpatched) and --aid (on|off): on the
+ * unpatched kernel (or with the NVMe atomic-unit test parameter off) files
+ * must NOT advertise atomic writes and RWF_ATOMIC on a file must be rejected;
+ * that is the negative control for the patched run.
+ *
+ * Want values may list alternatives separated by '|'.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "atomic_compat.h"
+
+#define KiB 1024
+
+static int g_patched;	/* --expect patched */
+static int g_aid;	/* --aid on (only meaningful when patched) */
+static int n_pass, n_fail;
+
+/* ------------------------------------------------------------------ output */
+
+static int want_matches(const char *got, const char *want)
+{
+	const char *p = want;
+	size_t glen = strlen(got);
+
+	while (*p) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (len == glen && strncmp(p, got, len) == 0)
+			return 1;
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	return 0;
+}
+
+static void check(const char *name, const char *got, const char *want)
+{
+	if (want_matches(got, want)) {
+		n_pass++;
+		printf("%s: PASS got=%s want=%s\n", name, got, want);
+	} else {
+		n_fail++;
+		printf("%s: FAIL got=%s want=%s\n", name, got, want);
+	}
+	fflush(stdout);
+}
+
+static void checku(const char *name, unsigned long long got, unsigned long long want)
+{
+	char g[32], w[32];
+
+	snprintf(g, sizeof(g), "%llu", got);
+	snprintf(w, sizeof(w), "%llu", want);
+	check(name, g, w);
+}
+
+static void info(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: INFO got=", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void skip(const char *name, const char *why)
+{
+	printf("%s: SKIP why=%s\n", name, why);
+	fflush(stdout);
+}
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	static char buf[32];
+
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "errno%d", e);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static int do_statx(const char *path, struct untorn_statx *stx)
+{
+	memset(stx, 0, sizeof(*stx));
+	return (int)syscall(SYS_statx, AT_FDCWD, path, 0,
+			    UNTORN_STATX_BASIC_STATS | UNTORN_STATX_WRITE_ATOMIC, stx);
+}
+
+static long long read_sysfs_ll(const char *fmt, const char *dev)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), fmt, dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_sysfs(const char *dev, const char *attr, const char *val)
+{
+	char path[256];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", dev, attr);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	rc = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		rc = -1;
+	return rc;
+}
+
+/* Field 5 of /sys/block/X/stat: write I/Os completed. */
+static long long dev_write_ios(const char *dev)
+{
+	char path[256];
+	unsigned long long f[5];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4]) != 5) {
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	return (long long)f[4];
+}
+
+static void *abuf(size_t len, int pattern)
+{
+	void *p = aligned_alloc(64 * KiB, len < 64 * KiB ? 64 * KiB : len);
+
+	if (!p) {
+		perror("aligned_alloc");
+		exit(2);
+	}
+	memset(p, pattern, len);
+	return p;
+}
+
+/*
+ * pwritev2 with nio equal iovecs; returns "ok", "short:N" or an errno name.
+ * If readback is set and the write succeeded, read the range back and
+ * compare ("readback_mismatch" / "readback_<errno>").
+ */
+static char result_buf[64];
+
+static const char *xwrite(int fd, size_t len, off_t off, int flags, int nio,
+			  int pattern, int readback)
+{
+	struct iovec iov[4];
+	char *buf = abuf(len, pattern);
+	ssize_t r;
+	int i;
+
+	for (i = 0; i < nio; i++) {
+		iov[i].iov_base = buf + i * (len / nio);
+		iov[i].iov_len = len / nio;
+	}
+	r = pwritev2(fd, iov, nio, off, flags);
+	if (r < 0) {
+		snprintf(result_buf, sizeof(result_buf), "%s", errname(errno));
+	} else if ((size_t)r != len) {
+		snprintf(result_buf, sizeof(result_buf), "short:%zd", r);
+	} else if (readback) {
+		char *rb = abuf(len, 0);
+
+		r = pread(fd, rb, len, off);
+		if (r < 0)
+			snprintf(result_buf, sizeof(result_buf), "readback_%s", errname(errno));
+		else if ((size_t)r != len || memcmp(rb, buf, len))
+			snprintf(result_buf, sizeof(result_buf), "readback_mismatch");
+		else
+			snprintf(result_buf, sizeof(result_buf), "ok");
+		free(rb);
+	} else {
+		snprintf(result_buf, sizeof(result_buf), "ok");
+	}
+	free(buf);
+	return result_buf;
+}
+
+/*
+ * Number of write requests the device completes for one 16 KiB write with
+ * max_sectors_kb = 4.  Noise (log writes etc.) can only add requests, so
+ * take the minimum of 3 tries.  Returns a static string: a count or errno.
+ */
+static char split_buf[64];
+
+static const char *count_reqs(const char *dev, int fd, off_t off, int flags)
+{
+	long long best = -1;
+	int t;
+
+	for (t = 0; t < 3; t++) {
+		long long a, b;
+		const char *r;
+
+		a = dev_write_ios(dev);
+		r = xwrite(fd, 16 * KiB, off, flags, 1, 0x40 + t, 0);
+		b = dev_write_ios(dev);
+		if (strcmp(r, "ok")) {
+			snprintf(split_buf, sizeof(split_buf), "%s", r);
+			return split_buf;
+		}
+		if (a < 0 || b < 0) {
+			snprintf(split_buf, sizeof(split_buf), "no_stat");
+			return split_buf;
+		}
+		if (best < 0 || b - a < best)
+			best = b - a;
+	}
+	snprintf(split_buf, sizeof(split_buf), "%lld", best);
+	return split_buf;
+}
+
+/* Run count_reqs with max_sectors_kb=4 on dev, restoring the old value. */
+static void split_checks(const char *prefix, const char *dev, int fd, off_t off,
+			 const char *want_atomic)
+{
+	char name[128];
+	long long old = read_sysfs_ll("/sys/block/%s/queue/max_sectors_kb", dev);
+	char oldv[32];
+
+	if (old < 0 || write_sysfs(dev, "max_sectors_kb", "4")) {
+		snprintf(name, sizeof(name), "split.%s", prefix);
+		skip(name, "cannot_set_max_sectors_kb");
+		return;
+	}
+	snprintf(name, sizeof(name), "split.%s.max_sectors_kb", prefix);
+	checku(name, (unsigned long long)read_sysfs_ll("/sys/block/%s/queue/max_sectors_kb", dev), 4);
+
+	snprintf(name, sizeof(name), "split.%s.plain16k_reqs", prefix);
+	check(name, count_reqs(dev, fd, off, 0), "4");
+	snprintf(name, sizeof(name), "split.%s.atomic16k_reqs", prefix);
+	check(name, count_reqs(dev, fd, off, RWF_ATOMIC), want_atomic);
+
+	snprintf(oldv, sizeof(oldv), "%lld", old);
+	write_sysfs(dev, "max_sectors_kb", oldv);
+}
+
+/* ------------------------------------------------------------ device checks */
+
+/*
+ * sysfs vs statx on /dev/<dev>.  kind: "nvme" (want unit max by aid) or
+ * "scsi" (informational sizes, but atomic support required).
+ * Returns sysfs unit min and max through umin and umax.
+ */
+static void dev_limits(const char *tag, const char *dev, int is_nvme,
+		       long long *umin, long long *umax)
+{
+	char name[128], node[128], got[96], want[96];
+	struct untorn_statx stx;
+	long long smin, smax, amax, bnd;
+	int have;
+
+	smin = read_sysfs_ll("/sys/block/%s/queue/atomic_write_unit_min_bytes", dev);
+	smax = read_sysfs_ll("/sys/block/%s/queue/atomic_write_unit_max_bytes", dev);
+	amax = read_sysfs_ll("/sys/block/%s/queue/atomic_write_max_bytes", dev);
+	bnd = read_sysfs_ll("/sys/block/%s/queue/atomic_write_boundary_bytes", dev);
+	*umin = smin;
+	*umax = smax;
+
+	snprintf(name, sizeof(name), "dev.%s.sysfs", tag);
+	info(name, "min=%lld,max=%lld,wmax=%lld,bnd=%lld,lbs=%lld,pbs=%lld",
+	     smin, smax, amax, bnd,
+	     read_sysfs_ll("/sys/block/%s/queue/logical_block_size", dev),
+	     read_sysfs_ll("/sys/block/%s/queue/physical_block_size", dev));
+
+	snprintf(name, sizeof(name), "dev.%s.sysfs_unit_max", tag);
+	if (is_nvme) {
+		checku(name, (unsigned long long)smax, g_aid ? 16384 : 4096);
+		snprintf(name, sizeof(name), "dev.%s.sysfs_unit_min", tag);
+		checku(name, (unsigned long long)smin, 4096);
+	} else {
+		check(name, smax > 0 ? "nonzero" : "0", "nonzero");
+	}
+
+	snprintf(node, sizeof(node), "/dev/%s", dev);
+	snprintf(name, sizeof(name), "dev.%s.statx_vs_sysfs", tag);
+	if (do_statx(node, &stx)) {
+		check(name, errname(errno), "agree");
+		return;
+	}
+	have = !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC);
+	if ((have && stx.stx_atomic_write_unit_min == smin &&
+	     stx.stx_atomic_write_unit_max == smax) || (!have && smax == 0))
+		snprintf(got, sizeof(got), "agree");
+	else
+		snprintf(got, sizeof(got), "statx(%d:%u/%u)!=sysfs(%lld/%lld)", have,
+			 stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
+			 smin, smax);
+	check(name, got, "agree");
+
+	snprintf(name, sizeof(name), "dev.%s.statx_segments_max", tag);
+	snprintf(want, sizeof(want), "%d", smax > 0 ? 1 : 0);
+	snprintf(got, sizeof(got), "%u", stx.stx_atomic_write_segments_max);
+	check(name, got, want);
+}
+
+static void raw_nvme_checks(const char *dev)
+{
+	char node[128];
+	long long umin, umax;
+	int fd;
+
+	dev_limits("raw", dev, 1, &umin, &umax);
+	snprintf(node, sizeof(node), "/dev/%s", dev);
+	fd = open(node, O_RDWR | O_DIRECT);
+	if (fd < 0) {
+		check("dev.raw.open", errname(errno), "ok");
+		return;
+	}
+	check("dev.raw.atomic4k", xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0x11, 1), "ok");
+	check("dev.raw.atomic16k", xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x12, 1),
+	      g_aid ? "ok" : "EINVAL");
+	check("dev.raw.atomic16k_misaligned", xwrite(fd, 16 * KiB, 4 * KiB, RWF_ATOMIC, 1, 0x13, 0),
+	      "EINVAL");
+	check("dev.raw.atomic32k", xwrite(fd, 32 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x14, 0),
+	      "EINVAL");
+	split_checks("raw", dev, fd, 256 * KiB, g_aid ? "1" : "EINVAL");
+	close(fd);
+}
+
+static void scsi_checks(const char *dev)
+{
+	char node[128];
+	long long umin, umax;
+	int fd;
+
+	dev_limits("scsi", dev, 0, &umin, &umax);
+	snprintf(node, sizeof(node), "/dev/%s", dev);
+	fd = open(node, O_RDWR | O_DIRECT);
+	if (fd < 0) {
+		check("dev.scsi.open", errname(errno), "ok");
+		return;
+	}
+	if (umin <= 0 || umax <= 0) {
+		skip("dev.scsi.atomic_write", "no_atomic_limits");
+		close(fd);
+		return;
+	}
+	check("dev.scsi.atomic_unit_min", xwrite(fd, (size_t)umin, 0, RWF_ATOMIC, 1, 0x21, 1), "ok");
+	check("dev.scsi.atomic16k", xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x22, 1),
+	      (umin <= 16 * KiB && 16 * KiB <= umax) ? "ok" : "EINVAL");
+	if (umax <= 4096 * KiB)
+		check("dev.scsi.atomic_2x_unit_max",
+		      xwrite(fd, (size_t)umax * 2, 0, RWF_ATOMIC, 1, 0x23, 0), "EINVAL");
+	else
+		skip("dev.scsi.atomic_2x_unit_max", "unit_max_too_large");
+	close(fd);
+}
+
+/* ------------------------------------------------------------ file checks */
+
+static int open_test_file(const char *mnt, const char *fname, int flags, char *path, size_t plen)
+{
+	snprintf(path, plen, "%s/%s", mnt, fname);
+	return open(path, O_RDWR | O_CREAT | flags, 0644);
+}
+
+static void fs_statx_checks(const char *tag, const char *path, int supported, unsigned unit)
+{
+	char name[128], got[32];
+	struct untorn_statx stx;
+
+	snprintf(name, sizeof(name), "fs.%s.statx", tag);
+	if (do_statx(path, &stx)) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	info(name, "mask=%d,attr=%d,amask=%d,min=%u,max=%u,seg=%u,bs=%u",
+	     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
+	     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
+	     !!(stx.stx_attributes_mask & UNTORN_STATX_ATTR_WRITE_ATOMIC),
+	     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
+	     stx.stx_atomic_write_segments_max, stx.stx_blksize);
+
+	snprintf(name, sizeof(name), "fs.%s.statx_attr_write_atomic", tag);
+	snprintf(got, sizeof(got), "%d", !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC));
+	check(name, got, supported ? "1" : "0");
+	snprintf(name, sizeof(name), "fs.%s.statx_unit_min", tag);
+	checku(name, stx.stx_atomic_write_unit_min, supported ? unit : 0);
+	snprintf(name, sizeof(name), "fs.%s.statx_unit_max", tag);
+	checku(name, stx.stx_atomic_write_unit_max, supported ? unit : 0);
+	snprintf(name, sizeof(name), "fs.%s.statx_segments_max", tag);
+	checku(name, stx.stx_atomic_write_segments_max, supported ? 1 : 0);
+}
+
+static void xfs16k_checks(const char *mnt, const char *dev)
+{
+	char path[256];
+	long long umin, umax;
+	int ok = g_patched && g_aid;
+	const char *w_ok = ok ? "ok" : "EOPNOTSUPP";
+	const char *w_inval = ok ? "EINVAL" : "EOPNOTSUPP";
+	int fd, fdb;
+
+	dev_limits("xfs16k", dev, 1, &umin, &umax);
+
+	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check("fs.xfs16k.open", errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(fd, 1024 * KiB))
+		check("fs.xfs16k.ftruncate", errname(errno), "ok");
+	fs_statx_checks("xfs16k", path, ok, 16384);
+
+	/* hole at 0 */
+	check("fs.xfs16k.write_hole", xwrite(fd, 16 * KiB, 0, RWF_ATOMIC, 1, 0x31, 1), w_ok);
+	/* unwritten extent at 64K */
+	if (fallocate(fd, 0, 64 * KiB, 16 * KiB))
+		check("fs.xfs16k.fallocate", errname(errno), "ok");
+	check("fs.xfs16k.write_unwritten", xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x32, 1),
+	      w_ok);
+	/* written extent at 128K */
+	check("fs.xfs16k.prewrite_plain", xwrite(fd, 16 * KiB, 128 * KiB, 0, 1, 0x33, 1), "ok");
+	fdatasync(fd);
+	check("fs.xfs16k.write_written", xwrite(fd, 16 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x34, 1),
+	      w_ok);
+
+	check("fs.xfs16k.misaligned_off4k", xwrite(fd, 16 * KiB, 132 * KiB, RWF_ATOMIC, 1, 0x35, 0),
+	      w_inval);
+	check("fs.xfs16k.len8k", xwrite(fd, 8 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x36, 0), w_inval);
+	check("fs.xfs16k.len32k", xwrite(fd, 32 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x37, 0), w_inval);
+	check("fs.xfs16k.len20k", xwrite(fd, 20 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x38, 0), w_inval);
+	check("fs.xfs16k.two_iovecs", xwrite(fd, 16 * KiB, 128 * KiB, RWF_ATOMIC, 2, 0x39, 0),
+	      w_inval);
+
+	fdb = open(path, O_RDWR);
+	if (fdb < 0) {
+		check("fs.xfs16k.no_odirect", errname(errno), "EOPNOTSUPP");
+	} else {
+		check("fs.xfs16k.no_odirect", xwrite(fdb, 16 * KiB, 192 * KiB, RWF_ATOMIC, 1, 0x3a, 0),
+		      "EOPNOTSUPP");
+		close(fdb);
+	}
+
+	/* Not split: 16 KiB overwrite of a written extent, max_sectors_kb=4. */
+	xwrite(fd, 16 * KiB, 256 * KiB, 0, 1, 0x3b, 0);
+	fsync(fd);
+	sync();
+	split_checks("xfs16k", dev, fd, 256 * KiB, ok ? "1" : "EOPNOTSUPP");
+	close(fd);
+}
+
+static void fs4k_checks(const char *tag, const char *mnt)
+{
+	char path[256], name[128];
+	int ok = g_patched;
+	int fd;
+
+	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		snprintf(name, sizeof(name), "fs.%s.open", tag);
+		check(name, errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(fd, 1024 * KiB))
+		perror("ftruncate");
+	fs_statx_checks(tag, path, ok, 4096);
+	snprintf(name, sizeof(name), "fs.%s.atomic4k_hole", tag);
+	check(name, xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0x41, 1), ok ? "ok" : "EOPNOTSUPP");
+	xwrite(fd, 4 * KiB, 64 * KiB, 0, 1, 0x42, 0);
+	fdatasync(fd);
+	snprintf(name, sizeof(name), "fs.%s.atomic4k_written", tag);
+	check(name, xwrite(fd, 4 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x43, 1), ok ? "ok" : "EOPNOTSUPP");
+	snprintf(name, sizeof(name), "fs.%s.atomic16k", tag);
+	check(name, xwrite(fd, 16 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x44, 0),
+	      ok ? "EINVAL" : "EOPNOTSUPP");
+	close(fd);
+}
+
+/* Realtime XFS: informational only (input for a later large-atomic issue). */
+static void xfsrt_checks(const char *mnt)
+{
+	char path[256];
+	struct untorn_statx stx;
+	int fd;
+
+	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		info("fs.xfsrt.open", "%s", errname(errno));
+		return;
+	}
+	if (ftruncate(fd, 1024 * KiB))
+		perror("ftruncate");
+	if (do_statx(path, &stx) == 0)
+		info("fs.xfsrt.statx",
+		     "mask=%d,attr=%d,min=%u,max=%u,seg=%u,bs=%u",
+		     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
+		     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
+		     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
+		     stx.stx_atomic_write_segments_max, stx.stx_blksize);
+	info("fs.xfsrt.atomic4k", "%s", xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0x51, 1));
+	info("fs.xfsrt.atomic16k", "%s", xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x52, 1));
+	info("fs.xfsrt.atomic64k", "%s", xwrite(fd, 64 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x53, 1));
+	close(fd);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int split_mnt_dev(char *arg, char **mnt, char **dev)
+{
+	char *c = strchr(arg, ':');
+
+	if (!c)
+		return -1;
+	*c = 0;
+	*mnt = arg;
+	*dev = c + 1;
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: atomic_tests --expect patched|unpatched [--aid on|off]\n"
+		"       [--xfs16k MNT:DEV] [--xfs4k MNT:DEV] [--ext4 MNT:DEV] [--xfsrt MNT:DEV]\n"
+		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "expect", required_argument, 0, 'e' },
+		{ "aid", required_argument, 0, 'a' },
+		{ "xfs16k", required_argument, 0, '1' },
+		{ "xfs4k", required_argument, 0, '4' },
+		{ "ext4", required_argument, 0, 'x' },
+		{ "xfsrt", required_argument, 0, 'r' },
+		{ "raw", required_argument, 0, 'w' },
+		{ "scsi", required_argument, 0, 's' },
+		{ 0, 0, 0, 0 },
+	};
+	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *raw = NULL, *scsi = NULL;
+	const char *expect = NULL;
+	int aid_on = 1, c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e': expect = optarg; break;
+		case 'a': aid_on = strcmp(optarg, "off") != 0; break;
+		case '1': xfs16k = optarg; break;
+		case '4': xfs4k = optarg; break;
+		case 'x': ext4 = optarg; break;
+		case 'r': xfsrt = optarg; break;
+		case 'w': raw = optarg; break;
+		case 's': scsi = optarg; break;
+		default: usage();
+		}
+	}
+	if (!expect || (strcmp(expect, "patched") && strcmp(expect, "unpatched")))
+		usage();
+	g_patched = !strcmp(expect, "patched");
+	g_aid = g_patched && aid_on;
+	printf("atomic_tests: start expect=%s aid=%s\n", expect, aid_on ? "on" : "off");
+
+	if (raw)
+		raw_nvme_checks(raw);
+	else
+		skip("dev.raw", "not_given");
+	if (scsi)
+		scsi_checks(scsi);
+	else
+		skip("dev.scsi", "not_given");
+	if (xfs16k) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(xfs16k, &mnt, &dev))
+			usage();
+		xfs16k_checks(mnt, dev);
+	} else {
+		skip("fs.xfs16k", "not_given");
+	}
+	if (xfs4k) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(xfs4k, &mnt, &dev))
+			usage();
+		fs4k_checks("xfs4k", mnt);
+	} else {
+		skip("fs.xfs4k", "not_given");
+	}
+	if (ext4) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(ext4, &mnt, &dev))
+			usage();
+		fs4k_checks("ext4", mnt);
+	} else {
+		skip("fs.ext4", "not_given");
+	}
+	if (xfsrt) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(xfsrt, &mnt, &dev))
+			usage();
+		xfsrt_checks(mnt);
+	}
+	printf("atomic_tests: done pass=%d fail=%d\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}

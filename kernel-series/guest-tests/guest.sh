@@ -1,0 +1,72 @@
+#!/bin/sh
+# guest.sh EXPECT AID - runs INSIDE the VM (busybox sh): find the NVMe disks
+# by serial (= image name, see vm/mkdisks.sh), mount them, run atomic_tests.
+EXPECT=${1:?expect}
+AID=${2:?aid}
+echo "env.kernel: INFO got=$(uname -r)"
+echo "env.cmdline: INFO got=$(cat /proc/cmdline)"
+
+# NVMe controllers probe asynchronously: wait for all of them.
+want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
+i=0
+while :; do
+	have=0
+	for b in /sys/block/nvme*n1; do [ -e "$b" ] && have=$((have + 1)); done
+	[ "$have" -ge "$want" ] && [ "$want" -gt 0 ] && break
+	i=$((i + 1)); [ $i -gt 150 ] && break
+	sleep 0.2
+	want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
+done
+dev_of() {  # dev_of SERIAL -> nvmeXn1
+	for b in /sys/block/nvme*n1; do
+		s=$(cat "$b/device/serial" 2>/dev/null | tr -d ' ')
+		[ "$s" = "$1" ] && { basename "$b"; return 0; }
+	done
+	return 1
+}
+# scsi_debug disk (if scsi_debug.* is on the command line)
+SCSI=""
+if grep -q 'scsi_debug\.' /proc/cmdline; then
+	i=0
+	while [ $i -lt 100 ]; do
+		for b in /sys/block/sd*; do
+			[ -e "$b" ] && SCSI=$(basename "$b")   # the guest has no other SCSI disk
+		done
+		[ -n "$SCSI" ] && break
+		i=$((i + 1)); sleep 0.2
+	done
+fi
+
+args="--expect $EXPECT --aid $AID"
+mnt() {  # mnt NAME FSTYPE [OPTS] -> adds --NAME /mnt/NAME:DEV
+	name=$1 fstype=$2 opts=${3:-}
+	d=$(dev_of "$name") || { echo "setup.$name: FAIL got=no_disk want=ok"; return; }
+	mkdir -p "/mnt/$name"
+	if mount -t "$fstype" ${opts:+-o "$opts"} "/dev/$d" "/mnt/$name" 2>/tmp/mnt.err; then
+		echo "setup.$name: PASS got=ok want=ok"
+		args="$args --$name /mnt/$name:$d"
+	else
+		echo "setup.$name: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+	fi
+}
+mnt xfs16k xfs
+mnt xfs4k xfs
+mnt ext4 ext4
+if rtd=$(dev_of xfsrtdev); then
+	mnt xfsrt xfs "rtdev=/dev/$rtd"
+fi
+raw=$(dev_of raw) && args="$args --raw $raw"
+[ -n "$SCSI" ] && args="$args --scsi $SCSI"
+echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basename $b)" "$(cat $b/device/serial 2>/dev/null | tr -d ' ')"; done)"
+
+/bin/atomic_tests $args
+rc=$?
+# The test-only NVMe parameter must announce itself (once) when it applies.
+n=$(dmesg | grep -v 'ommand line' | grep -c 'test_awupf')
+want=0; [ "$EXPECT" = patched ] && [ "$AID" = on ] && want=1
+if [ "$n" = "$want" ]; then st=PASS; else st=FAIL; rc=1; fi
+echo "dmesg.test_awupf_warning: $st got=$n want=$want"
+for m in /mnt/*; do mountpoint -q "$m" && umount "$m"; done
+# Kernel messages that may explain a failure (prefixed: ignored by the parser).
+dmesg | grep -iE 'atomic|xfs|ext4|nvme|scsi_debug|warn|bug|error|unknown' | tail -n 40 | sed 's/^/# dmesg: /'
+exit $rc
