@@ -31,7 +31,7 @@ LOGDIR=$KBUILD/logs
 RECIPE=2
 
 MODE=build
-case "${1:-}" in
+[ "${UNTORN_BUILD_LIB:-0}" = 1 ] || case "${1:-}" in
 	--print) MODE=print ;;
 	--unpatched-only) MODE=unpatched ;;
 	"") ;;
@@ -192,6 +192,25 @@ apply_series() {
 	log "applied $n patch(es)"
 }
 
+setup_make_env() {
+	MAKEVARS=()
+	if [ "$CCDIR" != off ] && command -v ccache >/dev/null; then
+		mkdir -p "$CCDIR"
+		export CCACHE_DIR=$CCDIR CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+		MAKEVARS+=(CC="ccache gcc")
+	fi
+	export KBUILD_BUILD_USER=untorn KBUILD_BUILD_HOST=untorn
+}
+
+take_lock() {
+	mkdir -p "$KBUILD" "$LOGDIR"
+	exec 9>"$KBUILD/.lock"
+	flock -n 9 || { log "another build holds $KBUILD/.lock; waiting"; flock 9; }
+}
+
+# check-series.sh sources this file for the functions above.
+[ "${UNTORN_BUILD_LIB:-0}" = 1 ] && return 0
+
 # ---------------------------------------------------------------- main
 HASH=$(compute_hash)
 OUT=$KCACHE/$HASH
@@ -209,17 +228,9 @@ if [ "$MODE" = build ] && [ -f "$OUT/bzImage-unpatched" ] && [ -f "$OUT/bzImage-
 fi
 
 ensure_packages
-mkdir -p "$KBUILD" "$LOGDIR" "$KCACHE"
-exec 9>"$KBUILD/.lock"
-flock -n 9 || { log "another build.sh holds $KBUILD/.lock; waiting"; flock 9; }
-
-MAKEVARS=()
-if [ "$CCDIR" != off ] && command -v ccache >/dev/null; then
-	mkdir -p "$CCDIR"
-	export CCACHE_DIR=$CCDIR CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
-	MAKEVARS+=(CC="ccache gcc")
-fi
-export KBUILD_BUILD_USER=untorn KBUILD_BUILD_HOST=untorn
+mkdir -p "$KCACHE"
+take_lock
+setup_make_env
 
 T0=$(date +%s)
 prepare_tree
