@@ -36,7 +36,9 @@ ctest_in() {
 suite "unit tests" ctest_in build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite "unit tests (asan+ubsan)" ctest_in build-asan -DUT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 if [ "${UT_SKIP_VM:-0}" != 1 ]; then
-	suite "kernel series + guest tests" bash kernel-series/guest-tests/run.sh
+	suite "kernel build (cached by series+config hash)" bash kernel-series/build.sh
+	suite "kernel series checkpatch" bash kernel-series/checkpatch.sh
+	suite "guest tests: unpatched vs patched kernel in QEMU" bash kernel-series/guest-tests/run.sh
 fi
 
 ((failed)) && echo "failed suites: ${failures[*]}"
