@@ -100,6 +100,9 @@ typedef struct ut_stats {
 	uint64_t syncs;            /* fsync/fdatasync calls issued */
 	uint64_t torn_repaired;    /* torn pages restored from the double-write file at open */
 	uint64_t corrupt_pages;    /* pages found failing their checksum and not repairable */
+	/* appended in 0.1 (after the fields above, which keep their places): */
+	int direct_io;             /* 1: data page writes use O_DIRECT */
+	int uring;                 /* 1: page write batches go through io_uring */
 } ut_stats;
 
 /* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1. */
