@@ -190,13 +190,16 @@ static void sweep(int protect, uint64_t step, int ntxn)
 	assert_int_equal(ut_close(db), UT_OK);
 	base = ut_simdisk_event_count(d);
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	ut_db_set_checkpoint_bytes(db, 32 << 10);
+	ut_db_set_checkpoint_bytes(db, 16 << 10);
 	for (int i = 0; i < ntxn; i++)
 		assert_int_equal(run_txn(db, i), UT_OK);
 	end = ut_simdisk_event_count(d);
 	assert_int_equal(ut_close(db), UT_OK);
 	ut_simdisk_free(d);
 
+	print_message("sweep %s: %llu events, crash every %llu\n",
+		      ut_protect_name(protect), (unsigned long long)(end - base),
+		      (unsigned long long)step);
 	for (uint64_t at = 0; at < end - base; at += step) {
 		int acked = 0, rc = UT_OK;
 
@@ -209,7 +212,7 @@ static void sweep(int protect, uint64_t step, int ntxn)
 		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + at);
 		rc = ut_db_open_vfs(v, DB, &o, &db);
 		if (rc == UT_OK)
-			ut_db_set_checkpoint_bytes(db, 32 << 10);
+			ut_db_set_checkpoint_bytes(db, 16 << 10);
 		else
 			db = NULL;
 		for (int i = 0; i < ntxn && rc == UT_OK; i++) {
@@ -246,13 +249,13 @@ static void sweep(int protect, uint64_t step, int ntxn)
 static void test_crash_sweep_atomic(void **s)
 {
 	(void)s;
-	sweep(UT_PROTECT_AUTO, 7, 60);
+	sweep(UT_PROTECT_AUTO, 1, 150);
 }
 
 static void test_crash_sweep_doublewrite(void **s)
 {
 	(void)s;
-	sweep(UT_PROTECT_DOUBLEWRITE, 7, 60);
+	sweep(UT_PROTECT_DOUBLEWRITE, 1, 150);
 }
 
 /* ---- redo is idempotent: recover twice ---------------------------------- */
