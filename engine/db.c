@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "btree.h"
+#include "check.h"
 #include "db.h"
 #include "log.h"
 #include "pager.h"
@@ -544,6 +545,23 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 ut_pager *ut_db_pager(ut_db *db)
 {
 	return db->pager;
+}
+
+/* Here, not in check.c: the CLI references ut_check weakly, and a static
+ * link extracts an archive member only for a strong reference. */
+int ut_check(ut_db *db, FILE *report, ut_check_result *res)
+{
+	ut_check_result r;
+	ut_txn *t;
+	int rc;
+
+	if (!db)
+		return UT_EINVAL;
+	if ((rc = ut_begin(db, UT_RDONLY, &t)))
+		return rc;
+	rc = ut_check_pager(db->pager, report, res ? res : &r);
+	ut_abort(t);
+	return rc;
 }
 
 const char *ut_db_protect_reason(ut_db *db)

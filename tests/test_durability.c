@@ -121,6 +121,14 @@ static int verify(ut_db *db, int acked)
 		free(val);
 	}
 	ut_abort(t);
+	/* and the whole database passes the integrity check */
+	ut_check_result cr;
+	rc = ut_check(db, stderr, &cr);
+	if (rc != UT_OK)
+		fail_msg("ut_check: %s (%llu bad checksums, %llu invariant errors)",
+			 ut_strerror(rc), (unsigned long long)cr.bad_checksums,
+			 (unsigned long long)cr.invariant_errors);
+	assert_true(cr.keys >= n);
 	return (int)n;
 }
 
@@ -636,6 +644,9 @@ static void test_atomic_corruption_reported(void **s)
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_true(bad > 0);
 	assert_true(st.corrupt_pages > 0);
+	ut_check_result cr;
+	assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+	assert_true(cr.bad_checksums >= 1);
 	(void)ut_close(db);
 	ut_simdisk_free(d);
 }
