@@ -137,6 +137,12 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	memcpy(wpath, path, len);
 	memcpy(wpath + len, UT_WAL_SUFFIX, sizeof(UT_WAL_SUFFIX));
 	rc = vfs->exists(vfs, wpath);
+	if (rc == 1 && ut_pager_created(p)) {
+		/* a log left by a deleted database at this path: not ours */
+		rc = vfs->remove(vfs, wpath);
+		if (rc == UT_OK || rc == UT_NOTFOUND)
+			rc = 0;
+	}
 	free(wpath);
 	if (rc < 0)
 		return rc;

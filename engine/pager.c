@@ -62,6 +62,7 @@ struct ut_pager {
 	int recovering; /* redo in progress: no WAL rule (log already durable) */
 	int closing;    /* the final checkpoint marks the header clean */
 	int dw_existed; /* PATH "-dw" existed before this open */
+	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
 };
 
@@ -857,6 +858,7 @@ void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 	pthread_mutex_unlock(&p->mu);
 }
 int ut_pager_poisoned(ut_pager *p) { return p->poisoned; }
+int ut_pager_created(ut_pager *p) { return p->created; }
 ut_file *ut_pager_file(ut_pager *p) { return p->file; }
 ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }
 const char *ut_pager_protect_reason(ut_pager *p) { return p->fl->reason; }
@@ -1152,6 +1154,15 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	if (rc < 0)
 		goto fail;
 	p->dw_existed = rc == 1;
+	if (size == 0 && cfg->create && p->dw_existed) {
+		/* A new database: copies left by a deleted one at this path
+		 * must not be "restored" into it. */
+		rc = vfs->remove(vfs, dwpath);
+		if (rc < 0)
+			goto fail;
+		p->dw_existed = 0;
+	}
+	p->created = size == 0;
 	rc = ut_flusher_create(cfg->protect, vfs, path, p->file, &p->ctr, &p->fl);
 	if (rc)
 		goto fail;

@@ -190,6 +190,9 @@ int ut_pager_fatal(ut_pager *p);
  * (ut_pager_get), because the cache may hold changes whose commit failed. */
 void ut_pager_set_fatal(ut_pager *p, int poison_reads);
 int ut_pager_poisoned(ut_pager *p);
+/* 1 when this open initialised an empty data file (a new database; stale
+ * PATH "-dw" was removed, and the engine removes a stale PATH "-wal"). */
+int ut_pager_created(ut_pager *p);
 /* Frames holding dirty pages; the pool bound in frames. */
 size_t ut_pager_dirty_frames(ut_pager *p);
 size_t ut_pager_max_frames(ut_pager *p);

@@ -593,6 +593,10 @@ static void test_dw_file(void **s)
 	d = ut_simdisk_new();
 	v = ut_simdisk_vfs(d);
 	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(run_txn(db, 0), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(v->remove(v, DB "-dw"), UT_OK);
 	{
 		ut_file *f;
 		static char junk[4096] = "not a dw file, really";
@@ -651,6 +655,109 @@ static void test_atomic_corruption_reported(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- negative control: unprotected in-place writes do tear ------------- */
+
+static void test_unsafe_tears_detected(void **s)
+{
+	(void)s;
+	ut_options o = opts(UT_PROTECT_UNSAFE, 8 * UT_PAGE_SIZE, 1);
+	int detected = 0, runs = 0;
+
+	for (uint64_t at = 0; at < 400 && detected < 3; at += 3) {
+		ut_simdisk *d = ut_simdisk_new();
+		ut_vfs *v = ut_simdisk_vfs(d);
+		ut_db *db;
+		int rc = UT_OK;
+
+		assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+		ut_db_set_checkpoint_bytes(db, 16 << 10);
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + at);
+		for (int i = 0; i < 150 && rc == UT_OK; i++)
+			rc = run_txn(db, i);
+		if (!ut_simdisk_crashed(d)) {
+			(void)ut_close(db);
+			ut_simdisk_free(d);
+			break;
+		}
+		runs++;
+		assert_int_equal(ut_simdisk_reboot_policy(d, at, UT_SIMDISK_TEAR_ALL),
+				 UT_OK);
+		(void)ut_close(db);
+		rc = ut_db_open_vfs(v, DB, &o, &db);
+		if (rc == UT_ECORRUPT) {
+			detected++;
+		} else {
+			ut_check_result cr;
+			assert_int_equal(rc, UT_OK);
+			if (ut_check(db, NULL, &cr) == UT_ECORRUPT)
+				detected++;
+			(void)ut_close(db);
+		}
+		ut_simdisk_free(d);
+	}
+	print_message("unsafe + torn sectors: corruption detected in %d of %d "
+		      "crashes\n", detected, runs);
+	assert_true(detected > 0);
+}
+
+/* ---- a new database ignores a stale log / dw file at its path ----------- */
+
+static void test_stale_companions(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* the database file is deleted, its -wal and -dw stay */
+	assert_int_equal(v->remove(v, DB), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(verify(db, 0), 0);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(verify(db, 0), 0);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- the log file is lost: recreated above every page LSN --------------- */
+
+static void test_log_missing(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+	ut_wal_stats ws;
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &ws);
+	uint64_t end = ws.next_lsn;
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(v->remove(v, DB "-wal"), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &ws);
+	assert_true(ws.next_lsn > end);
+	verify(db, 100);
+	assert_int_equal(run_txn(db, 100), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_DROP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 101);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +772,9 @@ int main(void)
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_crash_sweep_atomic),
 		cmocka_unit_test(test_crash_sweep_doublewrite),
+		cmocka_unit_test(test_unsafe_tears_detected),
+		cmocka_unit_test(test_stale_companions),
+		cmocka_unit_test(test_log_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
