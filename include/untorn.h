@@ -28,13 +28,45 @@
  * ends; the pool shrinks back afterwards.
  *
  * Files: the data file is the path given to ut_open; PATH "-wal" (log) and
- * PATH "-dw" (double-write buffer) are reserved for the engine.
+ * PATH "-dw" (double-write buffer) are reserved for the engine.  Creating a
+ * new database (missing or empty data file) removes a stale "-wal"/"-dw"
+ * left at that path by a deleted one.  Do not delete "-wal" (it holds
+ * committed transactions not yet checkpointed) or, for a database in
+ * doublewrite mode that was not closed cleanly, "-dw" (ut_open then refuses
+ * with UT_ECORRUPT naming the missing file).  If "-wal" is lost anyway, it
+ * is recreated at open with LSNs above every page in the data file.
  *
- * Durability (this release): without the write-ahead log, a commit with
- * sync=1 writes the transaction's pages in place and syncs; it is durable
- * but not yet atomic across pages if the machine crashes mid-commit.
- * UT_PROTECT_AUTO resolves to the best strategy built in; until atomic and
- * double-write land that is "unsafe" -- ut_stats.protect tells which.
+ * Durability: a commit appends the transaction's page changes (byte-range
+ * deltas) to the write-ahead log; with sync=1 ut_commit returns once the log
+ * is durable up to the commit (fdatasync shared by concurrent committers:
+ * group commit); with sync=0 the log is written when its buffer passes
+ * 4 MiB, at checkpoints and at close, and a crash may lose the most recent
+ * commits (never part of one).  Commits write no data pages: checkpoints
+ * and cache eviction write them through the protection mode, after the log
+ * covering them is durable.  A checkpoint runs automatically when the log
+ * since the last one passes 64 MiB or dirty pages pass half the cache.
+ * ut_open recovers: torn-page repair (doublewrite), then redo of the log
+ * from the header's checkpoint, then a checkpoint.  After a crash every
+ * transaction whose sync=1 commit returned is there, no uncommitted one
+ * leaves a trace, and no page is half old, half new.
+ *
+ * Protection: UT_PROTECT_AUTO picks atomic when the data file is O_DIRECT
+ * and statx reports an atomic write unit range containing 16384, else
+ * doublewrite (never unsafe); ut_stats.protect tells which, and `untorn
+ * info` why.  In atomic mode a page failing its checksum is corruption: it
+ * is counted (corrupt_pages), named in ut_errdetail, and UT_ECORRUPT is
+ * returned instead of its data.
+ *
+ * Write failures: if the log cannot be written or synced (UT_ENOSPC when the
+ * filesystem is full, UT_EIO), the commit that needed it returns that code
+ * and is not acknowledged (it may or may not survive a reopen: "in doubt",
+ * never half).  The handle then fails: ut_begin (read-only too, since the
+ * cache may hold the failed commit's changes), ut_checkpoint and the rest
+ * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
+ * after freeing space, recovers a consistent state with every acknowledged
+ * commit.  Likewise a page write refused by the stack (an RWF_ATOMIC write
+ * failing with EINVAL/EOPNOTSUPP: UT_EINVAL/UT_ENOTSUP is returned once,
+ * never retried without RWF_ATOMIC) makes further writes UT_EFATAL.
  */
 #ifndef UNTORN_H
 #define UNTORN_H
