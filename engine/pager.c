@@ -355,6 +355,25 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 		victim = f;
 		vidx = at;
 	}
+	if (nb && nb < EVICT_BATCH) {
+		/* Write-behind: one strategy batch (one double-write sync)
+		 * should carry many pages, so fill it with other evictable
+		 * dirty frames; later evictions then find clean ones. */
+		for (size_t i = 0, at = p->hand; i < p->nframes && nb < EVICT_BATCH;
+		     i++, at = (at + 1) % p->nframes) {
+			struct frame *f = p->frames[at];
+			int seen = 0;
+
+			if (!f->valid || !f->dirty || f->pin || f->txn)
+				continue;
+			for (size_t j = 0; j < nb; j++)
+				seen |= batch[j] == f;
+			if (!seen) {
+				bidx[nb] = at;
+				batch[nb++] = f;
+			}
+		}
+	}
 	if (nb) {
 		rc = flush_frames(p, batch, nb, 0);
 		if (rc)
