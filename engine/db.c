@@ -12,6 +12,7 @@
  * which older cursors answer UT_EINVAL until re-seeked.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,11 +192,15 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	db->ckpt_log_bytes = CKPT_LOG_BYTES;
 	rc = open_log(db, vfs, path);
 	if (rc) {
+		char detail[512];
+
+		snprintf(detail, sizeof(detail), "%s", ut_errdetail());
 		ut_pager_set_hooks(db->pager, NULL);
 		ut_pager_set_fatal(db->pager, 1); /* close without writing */
 		(void)ut_pager_close(db->pager);
 		(void)ut_log_close(db->log);
 		free(db);
+		ut_set_errdetail("%s", detail); /* the cause, not the cleanup */
 		return rc;
 	}
 	pthread_rwlockattr_init(&ra);

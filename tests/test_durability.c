@@ -758,6 +758,42 @@ static void test_log_missing(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- corruption found at open is reported, never hidden ---------------- */
+
+static void test_open_corruption(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_ATOMIC, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	/* a damaged header page in atomic mode */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, 200, 4), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "page 0"));
+	ut_simdisk_free(d);
+
+	/* a damaged record in the middle of the synced log */
+	d = ut_simdisk_new();
+	v = ut_simdisk_vfs(d);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-wal", UT_WAL_DATA_OFF + 64, 4),
+			 UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	print_message("log corruption: %s\n", ut_errdetail());
+	assert_non_null(strstr(ut_errdetail(), "-wal"));
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -775,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_unsafe_tears_detected),
 		cmocka_unit_test(test_stale_companions),
 		cmocka_unit_test(test_log_missing),
+		cmocka_unit_test(test_open_corruption),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
