@@ -12,6 +12,7 @@
  * which older cursors answer UT_EINVAL until re-seeked.
  */
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
  * many bytes, or dirty pages pass half the cache. */
 #define CKPT_LOG_BYTES (64ull << 20)
 #define CKPT_DIRTY_CHECK_EVERY 32u
+/* With sync=0 the log is also written at least this often (seconds). */
+#define LAZY_FLUSH_SECONDS 1
 
 struct ut_db {
 	ut_pager *pager;
@@ -38,6 +41,7 @@ struct ut_db {
 	uint64_t ckpt_log_bytes;
 	unsigned commits;
 	uint64_t auto_checkpoints;
+	int64_t last_lazy_flush; /* CLOCK_MONOTONIC seconds, sync=0 only */
 };
 
 struct ut_cursor {
@@ -354,6 +358,18 @@ int ut_commit(ut_txn *t)
 		}
 	}
 	txn_end(t);
+	if (rc == UT_OK && lsn && !sync) {
+		/* sync=0: bound what a crash can lose to about a second */
+		struct timespec ts;
+		int64_t last = __atomic_load_n(&db->last_lazy_flush, __ATOMIC_RELAXED);
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		if (ts.tv_sec - last >= LAZY_FLUSH_SECONDS &&
+		    __atomic_compare_exchange_n(&db->last_lazy_flush, &last,
+						(int64_t)ts.tv_sec, 0,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			sync = 1;
+	}
 	if (rc == UT_OK && lsn && sync) {
 		rc = ut_log_flush_to(db->log, lsn);
 		if (rc)

@@ -76,7 +76,7 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 	int rc;
 
 	(void)sync; /* durability is the caller's, outside its lock */
-	if (lg->failed)
+	if (__atomic_load_n(&lg->failed, __ATOMIC_ACQUIRE))
 		return UT_EFATAL;
 	for (size_t i = 0; i < np; i++) {
 		const uint8_t *pre = pages[i].pre ? pages[i].pre : zero_page;
@@ -91,7 +91,7 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 	rc = ut_wal_append_txn(lg->wal, lg->d, n, lsn);
 	if (rc) {
 		if (rc == UT_EFATAL)
-			lg->failed = rc;
+			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 		return rc;
 	}
 	/* Bound the append buffer (sync=0 commits never flush). */
@@ -99,7 +99,7 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 	if (st.next_lsn - st.durable_lsn > UT_LOG_BUF_MAX) {
 		rc = ut_wal_flush_to(lg->wal, st.next_lsn);
 		if (rc) {
-			lg->failed = rc;
+			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 			return rc;
 		}
 	}
@@ -111,7 +111,7 @@ int ut_log_flush_to(ut_log *lg, uint64_t lsn)
 	int rc = ut_wal_flush_to(lg->wal, lsn);
 
 	if (rc)
-		lg->failed = rc;
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -126,7 +126,7 @@ static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
 	int rc = ut_wal_checkpoint_done(lg->wal, redo_lsn);
 
 	if (rc && rc != UT_EINVAL)
-		lg->failed = rc;
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -200,7 +200,10 @@ int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
 }
 
 const ut_log_hooks *ut_log_hooks_of(ut_log *lg) { return &lg->hooks; }
-int ut_log_failed(ut_log *lg) { return lg->failed; }
+int ut_log_failed(ut_log *lg)
+{
+	return __atomic_load_n(&lg->failed, __ATOMIC_ACQUIRE);
+}
 ut_wal *ut_log_wal(ut_log *lg) { return lg->wal; }
 
 int ut_log_close(ut_log *lg)

@@ -442,7 +442,7 @@ int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
 	struct frame *f;
 	int rc;
 
-	if (p->poisoned)
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
 	f = hfind(p, pgno);
@@ -873,10 +873,13 @@ void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 	pthread_mutex_lock(&p->mu);
 	p->fatal = UT_EFATAL;
 	if (poison_reads)
-		p->poisoned = 1;
+		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->mu);
 }
-int ut_pager_poisoned(ut_pager *p) { return p->poisoned; }
+int ut_pager_poisoned(ut_pager *p)
+{
+	return __atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE);
+}
 int ut_pager_created(ut_pager *p) { return p->created; }
 ut_file *ut_pager_file(ut_pager *p) { return p->file; }
 ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }

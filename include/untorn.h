@@ -39,9 +39,10 @@
  * Durability: a commit appends the transaction's page changes (byte-range
  * deltas) to the write-ahead log; with sync=1 ut_commit returns once the log
  * is durable up to the commit (fdatasync shared by concurrent committers:
- * group commit); with sync=0 the log is written when its buffer passes
- * 4 MiB, at checkpoints and at close, and a crash may lose the most recent
- * commits (never part of one).  Commits write no data pages: checkpoints
+ * group commit); with sync=0 the log is written and synced at least once a
+ * second (by a committing thread), when its buffer passes 4 MiB, at
+ * checkpoints and at close, and a crash may lose the most recent commits
+ * (never part of one).  Commits write no data pages: checkpoints
  * and cache eviction write them through the protection mode, after the log
  * covering them is durable.  A checkpoint runs automatically when the log
  * since the last one passes 64 MiB or dirty pages pass half the cache.
