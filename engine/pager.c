@@ -970,7 +970,9 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 
 	if (!p->recovering || off + (uint64_t)len > UT_PAGE_SIZE)
 		return UT_EINVAL;
-	pthread_mutex_lock(&p->mu);
+	/* No pool mutex: redo runs inside ut_wal_recover (under the log's
+	 * mutex) at open, before the handle exists for any other thread;
+	 * taking p->mu here would invert the p->mu -> log order of commit. */
 	if (lsn != p->lsn) {
 		redo_finish_txn(p);
 		if (lsn > p->lsn)
@@ -991,7 +993,6 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		f->dirty = 1;
 	}
 out:
-	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
 
