@@ -12,4 +12,25 @@
 /* The pager behind an open handle. */
 ut_pager *ut_db_pager(ut_db *db);
 
+/* ut_open on any vfs (ut_open = this with ut_vfs_posix()); the crash tests
+ * open databases on the simulated disk (io/ut_simdisk.h) with it. */
+int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
+		   ut_db **db);
+
+/* Why the protection mode in use was chosen, e.g. "auto: O_DIRECT and statx
+ * atomic write unit 4096..65536 covers a 16384-byte page", "auto: not atomic
+ * (<statx / O_DIRECT detail>)" or "requested by name".  Valid while open. */
+const char *ut_db_protect_reason(ut_db *db);
+/* Why O_DIRECT is not in effect on the data file (NULL when it is). */
+const char *ut_db_direct_note(ut_db *db);
+
+/* Automatic checkpoint threshold in log bytes since the last checkpoint
+ * (0: the default, 64 MiB), and how many automatic checkpoints ran. */
+void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes);
+uint64_t ut_db_auto_checkpoints(ut_db *db);
+
+/* The write-ahead log behind the handle (tests: ut_wal_stats_get). */
+struct ut_wal;
+struct ut_wal *ut_db_wal(ut_db *db);
+
 #endif /* UT_DB_H */

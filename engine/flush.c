@@ -1,23 +1,25 @@
 /*
  * engine/flush.c - choosing and owning a flush strategy (flush.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flush.h"
 
+/* Strong references: every strategy is linked in, static link included. */
+static const struct ut_flusher_ops *const strategies[] = {
+	&ut_flush_atomic_ops,
+	&ut_flush_doublewrite_ops,
+	&ut_flush_unsafe_ops,
+};
+
 static const struct ut_flusher_ops *builtin(int protect)
 {
-	switch (protect) {
-	case UT_PROTECT_ATOMIC:
-		return &ut_flush_atomic_ops ? &ut_flush_atomic_ops : NULL;
-	case UT_PROTECT_DOUBLEWRITE:
-		return &ut_flush_doublewrite_ops ? &ut_flush_doublewrite_ops : NULL;
-	case UT_PROTECT_UNSAFE:
-		return &ut_flush_unsafe_ops;
-	default:
-		return NULL;
-	}
+	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++)
+		if (strategies[i]->protect == protect)
+			return strategies[i];
+	return NULL;
 }
 
 static int try_ops(const struct ut_flusher_ops *ops, ut_vfs *vfs,
@@ -32,19 +34,30 @@ int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		      ut_file *data, ut_io_counters *ctr, ut_flusher **out)
 {
 	const struct ut_flusher_ops *ops = NULL;
+	char reason[sizeof(((ut_flusher *)0)->reason)];
 	ut_flusher *fl;
 	int rc;
 
 	*out = NULL;
 	if (protect == UT_PROTECT_AUTO) {
-		static const int order[] = { UT_PROTECT_ATOMIC,
-					     UT_PROTECT_DOUBLEWRITE,
-					     UT_PROTECT_UNSAFE };
-		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-			if (try_ops(builtin(order[i]), vfs, path, data) == UT_OK) {
-				ops = builtin(order[i]);
-				break;
-			}
+		ut_atomic_info ai;
+
+		rc = try_ops(builtin(UT_PROTECT_ATOMIC), vfs, path, data);
+		if (rc == UT_OK) {
+			memset(&ai, 0, sizeof(ai));
+			(void)ut_file_atomic_info(data, &ai);
+			snprintf(reason, sizeof(reason),
+				 "auto: O_DIRECT and statx atomic write unit "
+				 "%u..%u covers a %u-byte page",
+				 ai.unit_min, ai.unit_max, UT_PAGE_SIZE);
+			ops = builtin(UT_PROTECT_ATOMIC);
+		} else if (rc == UT_ENOTSUP) {
+			/* The probe's detail says why atomic does not fit. */
+			snprintf(reason, sizeof(reason), "auto: not atomic (%s)",
+				 ut_errdetail());
+			ops = builtin(UT_PROTECT_DOUBLEWRITE);
+		} else {
+			return rc;
 		}
 	} else if (protect >= UT_PROTECT_ATOMIC && protect <= UT_PROTECT_UNSAFE) {
 		ops = builtin(protect);
@@ -56,6 +69,7 @@ int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		rc = try_ops(ops, vfs, path, data);
 		if (rc)
 			return rc;
+		snprintf(reason, sizeof(reason), "requested by name");
 	} else {
 		ut_set_errdetail("%s: unknown protection mode %d", path, protect);
 		return UT_EINVAL;
@@ -70,6 +84,7 @@ int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 	fl->ops = ops;
 	fl->vfs = vfs;
 	fl->ctr = ctr;
+	memcpy(fl->reason, reason, sizeof(reason));
 	if (ops->init && (rc = ops->init(fl)) != UT_OK) {
 		free(fl->path);
 		free(fl);

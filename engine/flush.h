@@ -11,14 +11,15 @@
  *  - unsafe      (flush_unsafe.c): ut_file_write_batch in place, then
  *                ut_file_sync.  No torn-page protection: tests' negative
  *                control only.
- *  - atomic      (to come, flush_atomic.c): in place with UT_WRITE_ATOMIC.
- *  - doublewrite (to come, flush_doublewrite.c): copy the batch to
+ *  - atomic      (flush_atomic.c): in place with UT_WRITE_ATOMIC.
+ *  - doublewrite (flush_doublewrite.c): copy the batch to
  *                PATH "-dw", sync it, then in place, sync; ops->recover
  *                restores torn pages at open.
  *
- * A new strategy plugs in by defining one of the weak symbols declared at
- * the bottom (ut_flush_atomic_ops, ut_flush_doublewrite_ops) in its own .c
- * file; ut_flusher_create() picks it up with no other edit.
+ * The strategies are plain (strong) symbols in a table in flush.c, so a
+ * static link (libuntorn.a) always pulls them in.  (They used to be weak
+ * references, which the linker does not resolve from archive members: the
+ * CLI and the tests silently ran without them.)
  *
  * Counters: a strategy increments fl->ctr (page_writes for in-place page
  * writes, dw_page_writes, syncs, torn_repaired, corrupt_pages) where the
@@ -87,18 +88,21 @@ struct ut_flusher {
 	ut_io_counters *ctr; /* the pager's counters */
 	int unsynced;        /* a deferred write awaits a sync (strategy's own use) */
 	void *priv;          /* strategy state */
+	char reason[320];    /* why this strategy: "auto: ..." or "requested" */
 };
 
-/* Choose and set up the strategy for protect (UT_PROTECT_AUTO: atomic if its
- * probe accepts the file, else doublewrite, else -- while neither is built
- * in -- unsafe).  Explicit ATOMIC/DOUBLEWRITE that is not built in or not
- * supported gives UT_ENOTSUP. */
+/* Choose and set up the strategy for protect.  UT_PROTECT_AUTO: atomic when
+ * the data file is O_DIRECT and its atomic_info says supported with
+ * unit_min <= 16384 <= unit_max (ut_atomic_fits), else doublewrite; never
+ * unsafe.  Explicit ATOMIC that the file cannot do gives UT_ENOTSUP with a
+ * detail naming what statx reported (or "O_DIRECT refused: <note>").
+ * UNSAFE only when asked by name.  fl->reason records why. */
 int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		      ut_file *data, ut_io_counters *ctr, ut_flusher **out);
 void ut_flusher_destroy(ut_flusher *fl);
 
 extern const struct ut_flusher_ops ut_flush_unsafe_ops;
-extern const struct ut_flusher_ops ut_flush_atomic_ops __attribute__((weak));
-extern const struct ut_flusher_ops ut_flush_doublewrite_ops __attribute__((weak));
+extern const struct ut_flusher_ops ut_flush_atomic_ops;
+extern const struct ut_flusher_ops ut_flush_doublewrite_ops;
 
 #endif /* UT_FLUSH_H */

@@ -29,9 +29,9 @@ int ut_flush_atomic_check(ut_file *data, const char *path)
 	if (!data->direct) {
 		const char *note = ut_file_direct_note(data);
 
-		ut_set_errdetail("%s: atomic page writes need O_DIRECT, which is "
-				 "not in effect%s%s", path, note ? ": " : "",
-				 note ? note : "");
+		ut_set_errdetail("%s: atomic page writes need O_DIRECT: "
+				 "O_DIRECT refused: %s", path,
+				 note ? note : "not in effect");
 		return UT_ENOTSUP;
 	}
 	rc = ut_file_atomic_info(data, &ai);
@@ -46,10 +46,11 @@ int ut_flush_atomic_check(ut_file *data, const char *path)
 					 ai.statx_errno ? "see errno" : "");
 		else if (!ai.supported)
 			ut_set_errdetail("%s: statx: STATX_ATTR_WRITE_ATOMIC not "
-					 "set (atomic writes unsupported by this "
-					 "file's stack)", path);
+					 "set (supported=0, unit %u..%u): atomic "
+					 "writes unsupported by this file's stack",
+					 path, ai.unit_min, ai.unit_max);
 		else
-			ut_set_errdetail("%s: statx atomic write unit %u..%u "
+			ut_set_errdetail("%s: statx: supported=1 but atomic write unit %u..%u "
 					 "(segments %u) does not fit a %u-byte "
 					 "page", path, ai.unit_min, ai.unit_max,
 					 ai.segments_max, UT_PAGE_SIZE);

@@ -56,6 +56,14 @@ static int scan_max_batch(ut_file *dw, uint64_t *max)
 		}
 		if (n < (int64_t)UT_DW_HDR)
 			break;
+		/* A header sector is written whole (one 4 KiB sector): it is
+		 * zero, or starts with the magic.  Anything else is not ours. */
+		if (ut_ld64(h) != 0 && ut_ld64(h) != UT_DW_MAGIC) {
+			ut_set_errdetail("%s: slot %u: not an untorn double-write "
+					 "file (bad magic)", dw->path, s);
+			rc = UT_ENOTDB;
+			break;
+		}
 		if (header_ok(h, s) && ut_ld64(h + 8) > *max)
 			*max = ut_ld64(h + 8);
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flush_doublewrite.h"
 #include "pager.h"
 
 #define EVICT_BATCH 64
@@ -28,7 +29,8 @@ struct frame {
 
 struct ut_pager {
 	ut_vfs *vfs;
-	ut_file *file;
+	ut_file *file;  /* direct (where allowed), locked: every page write */
+	ut_file *rfile; /* buffered: page reads (== file when no O_DIRECT) */
 	char *path;
 	ut_flusher *fl;
 	ut_io_counters ctr;
@@ -56,6 +58,12 @@ struct ut_pager {
 
 	uint64_t lsn, durable_lsn;
 	int fatal;
+	int poisoned;   /* cached state may be uncommitted: refuse reads too */
+	int recovering; /* redo in progress: no WAL rule (log already durable) */
+	int closing;    /* the final checkpoint marks the header clean */
+	int dw_existed; /* PATH "-dw" existed before this open */
+	int created;    /* the data file was empty: initialised by this open */
+	uint32_t last_mode, last_clean; /* header as found at open */
 };
 
 static inline size_t pre_charged(const ut_pager *p)
@@ -248,7 +256,7 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 			maxlsn = l;
 	}
 	/* WAL rule: the log must be durable up to every page's LSN first. */
-	if (p->hooks.log_flush_to && maxlsn > p->durable_lsn) {
+	if (p->hooks.log_flush_to && !p->recovering && maxlsn > p->durable_lsn) {
 		rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
 		if (rc)
 			return rc;
@@ -347,6 +355,25 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 		victim = f;
 		vidx = at;
 	}
+	if (nb && nb < EVICT_BATCH) {
+		/* Write-behind: one strategy batch (one double-write sync)
+		 * should carry many pages, so fill it with other evictable
+		 * dirty frames; later evictions then find clean ones. */
+		for (size_t i = 0, at = p->hand; i < p->nframes && nb < EVICT_BATCH;
+		     i++, at = (at + 1) % p->nframes) {
+			struct frame *f = p->frames[at];
+			int seen = 0;
+
+			if (!f->valid || !f->dirty || f->pin || f->txn)
+				continue;
+			for (size_t j = 0; j < nb; j++)
+				seen |= batch[j] == f;
+			if (!seen) {
+				bidx[nb] = at;
+				batch[nb++] = f;
+			}
+		}
+	}
 	if (nb) {
 		rc = flush_frames(p, batch, nb, 0);
 		if (rc)
@@ -396,7 +423,7 @@ static void drop_one(ut_pager *p)
 
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
-	int64_t n = ut_file_read(p->file, buf, UT_PAGE_SIZE,
+	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
 				 (uint64_t)pgno * UT_PAGE_SIZE);
 
 	if (n < 0)
@@ -415,6 +442,8 @@ int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
 	struct frame *f;
 	int rc;
 
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
 	f = hfind(p, pgno);
 	if (f) {
@@ -710,11 +739,11 @@ int ut_pager_commit(ut_pager *p, int sync)
 			lp[i].pre = p->tx[i]->pre;
 			lp[i].post = p->tx[i]->pg.data;
 		}
+		/* The hook appends; durability (sync) is the caller's
+		 * business outside the writer lock (group commit). */
 		rc = p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, &lsn);
 		if (rc)
 			goto fail;
-		if (sync && lsn > p->durable_lsn)
-			p->durable_lsn = lsn;
 	} else {
 		lsn = p->lsn + 1;
 	}
@@ -759,8 +788,16 @@ static int flush_all(ut_pager *p)
 	return rc;
 }
 
+/* Checkpoint order: (1) the log durable up to p->lsn (the last commit
+ * LSN), (2) every dirty page but the header through the strategy, DURABLE,
+ * (3) the header with redo_lsn = p->lsn (and max LSN, mode, clean flag),
+ * DURABLE, as a separate write so it can never be durable before the pages
+ * it vouches for, (4) hooks.log_checkpoint_done(redo_lsn). */
 int ut_pager_checkpoint(ut_pager *p)
 {
+	uint8_t *m = p->meta->pg.data;
+	uint64_t redo = p->lsn;
+	uint32_t clean = p->closing ? 1u : 0u;
 	int rc;
 
 	if (p->in_txn)
@@ -768,13 +805,204 @@ int ut_pager_checkpoint(ut_pager *p)
 	if (p->fatal)
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
-	if (ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN) != p->lsn) {
-		ut_st64(p->meta->pg.data + UT_META_CKPT_LSN, p->lsn);
+	if (p->hooks.log_flush_to && redo > p->durable_lsn) {
+		rc = p->hooks.log_flush_to(p->hooks.ctx, redo);
+		if (rc) {
+			p->fatal = UT_EFATAL;
+			goto out;
+		}
+		p->durable_lsn = redo;
+	}
+	p->meta->txn = 1; /* keep the header out of the first batch */
+	rc = flush_all(p);
+	p->meta->txn = 0;
+	if (rc)
+		goto out;
+	if (ut_ld64(m + UT_META_CKPT_LSN) != redo ||
+	    ut_ld64(m + UT_META_MAXLSN) != redo ||
+	    ut_ld32(m + UT_META_MODE) != (uint32_t)ut_pager_protect(p) ||
+	    ut_ld32(m + UT_META_CLEAN) != clean) {
+		ut_st64(m + UT_META_CKPT_LSN, redo);
+		ut_st64(m + UT_META_MAXLSN, redo);
+		ut_st32(m + UT_META_MODE, (uint32_t)ut_pager_protect(p));
+		ut_st32(m + UT_META_CLEAN, clean);
 		p->meta->dirty = 1;
 	}
 	rc = flush_all(p);
+	if (rc)
+		goto out;
+	if (p->hooks.log_checkpoint_done)
+		rc = p->hooks.log_checkpoint_done(p->hooks.ctx, redo);
+out:
 	pthread_mutex_unlock(&p->mu);
 	return rc;
+}
+
+size_t ut_pager_dirty_frames(ut_pager *p)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nframes; i++)
+		n += p->frames[i]->valid && p->frames[i]->dirty;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+size_t ut_pager_max_frames(ut_pager *p) { return p->maxframes; }
+uint64_t ut_pager_lsn(ut_pager *p) { return p->lsn; }
+uint64_t ut_pager_redo_lsn(ut_pager *p)
+{
+	return ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN);
+}
+uint64_t ut_pager_header_max_lsn(ut_pager *p)
+{
+	uint64_t a = ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN),
+		 b = ut_ld64(p->meta->pg.data + UT_META_MAXLSN);
+	return a > b ? a : b;
+}
+void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
+{
+	if (lsn > p->lsn)
+		p->lsn = lsn;
+	if (lsn > p->durable_lsn)
+		p->durable_lsn = lsn;
+}
+void ut_pager_set_fatal(ut_pager *p, int poison_reads)
+{
+	pthread_mutex_lock(&p->mu);
+	p->fatal = UT_EFATAL;
+	if (poison_reads)
+		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&p->mu);
+}
+int ut_pager_poisoned(ut_pager *p)
+{
+	return __atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE);
+}
+int ut_pager_created(ut_pager *p) { return p->created; }
+ut_file *ut_pager_file(ut_pager *p) { return p->file; }
+ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }
+const char *ut_pager_protect_reason(ut_pager *p) { return p->fl->reason; }
+
+/* ---- redo (recovery) -------------------------------------------------- */
+
+void ut_pager_set_hooks(ut_pager *p, const ut_log_hooks *hooks)
+{
+	if (hooks)
+		p->hooks = *hooks;
+	else
+		memset(&p->hooks, 0, sizeof(p->hooks));
+}
+
+int ut_pager_redo_begin(ut_pager *p)
+{
+	if (p->in_txn)
+		return UT_EBUSY;
+	p->recovering = 1;
+	p->ntx = 0;
+	return UT_OK;
+}
+
+/* The transaction being replayed is complete: stamp its LSN on the pages it
+ * changed; they become ordinary dirty (evictable) frames. */
+static void redo_finish_txn(ut_pager *p)
+{
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+		ut_page_set_lsn(f->pg.data, p->lsn);
+		f->txn = 0;
+	}
+	p->ntx = 0;
+}
+
+static int all_zero(const uint8_t *b)
+{
+	for (size_t i = 0; i < UT_PAGE_SIZE; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* The frame of pgno as the data file has it (a page beyond the end of the
+ * file, or never written -- all zeroes -- is a zero page, LSN 0).  p->mu held. */
+static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
+{
+	struct frame *f = hfind(p, pgno);
+	int64_t n;
+	int rc;
+
+	if (f) {
+		*out = f;
+		return UT_OK;
+	}
+	if ((rc = get_frame(p, &f)))
+		return rc;
+	n = ut_file_read(p->rfile, f->pg.data, UT_PAGE_SIZE,
+			 (uint64_t)pgno * UT_PAGE_SIZE);
+	if (n < 0)
+		return (int)n;
+	p->ctr.page_reads++;
+	if (n < (int64_t)UT_PAGE_SIZE)
+		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
+	if (!all_zero(f->pg.data) &&
+	    (rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK) {
+		p->ctr.corrupt_pages++;
+		memset(f->pg.data, 0, UT_PAGE_SIZE);
+		return rc;
+	}
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	f->dirty = f->txn = f->predirty = 0;
+	f->pin = 0;
+	f->ref = 1;
+	f->pre = NULL;
+	hinsert(p, f);
+	*out = f;
+	return UT_OK;
+}
+
+int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
+		  uint32_t len, const void *data)
+{
+	struct frame *f = NULL;
+	int rc;
+
+	if (!p->recovering || off + (uint64_t)len > UT_PAGE_SIZE)
+		return UT_EINVAL;
+	/* No pool mutex: redo runs inside ut_wal_recover (under the log's
+	 * mutex) at open, before the handle exists for any other thread;
+	 * taking p->mu here would invert the p->mu -> log order of commit. */
+	if (lsn != p->lsn) {
+		redo_finish_txn(p);
+		if (lsn > p->lsn)
+			p->lsn = lsn;
+	}
+	rc = redo_get(p, pgno, &f);
+	if (rc)
+		goto out;
+	/* The page LSN is the one read from the file: deltas never cover the
+	 * LSN field, and the LSN is stamped only when the transaction ends. */
+	if (ut_page_lsn(f->pg.data) < lsn) {
+		if (!f->txn) {
+			if ((rc = tx_add(p, f)))
+				goto out;
+			f->txn = 1;
+		}
+		memcpy(f->pg.data + off, data, len);
+		f->dirty = 1;
+	}
+out:
+	return rc;
+}
+
+int ut_pager_redo_end(ut_pager *p)
+{
+	pthread_mutex_lock(&p->mu);
+	redo_finish_txn(p);
+	p->recovering = 0;
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
 }
 
 static void pager_free_all(ut_pager *p)
@@ -791,6 +1019,8 @@ static void pager_free_all(ut_pager *p)
 	free(p->logpages);
 	free(p->fpages);
 	ut_flusher_destroy(p->fl);
+	if (p->rfile != p->file)
+		ut_file_close(p->rfile);
 	ut_file_close(p->file);
 	pthread_mutex_destroy(&p->mu);
 	free(p->path);
@@ -805,6 +1035,7 @@ int ut_pager_close(ut_pager *p)
 		return UT_OK;
 	if (p->in_txn)
 		ut_pager_rollback(p);
+	p->closing = 1;
 	rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
 	if (rc)
 		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
@@ -813,7 +1044,20 @@ int ut_pager_close(ut_pager *p)
 	return rc;
 }
 
-static void init_meta(uint8_t *m)
+static int dw_name(const char *path, char **out)
+{
+	size_t n = strlen(path);
+	char *s = malloc(n + sizeof(UT_DW_SUFFIX));
+
+	if (!s)
+		return UT_ENOMEM;
+	memcpy(s, path, n);
+	memcpy(s + n, UT_DW_SUFFIX, sizeof(UT_DW_SUFFIX));
+	*out = s;
+	return UT_OK;
+}
+
+static void init_meta(uint8_t *m, int mode)
 {
 	ut_page_init(m, 0, UT_PT_META);
 	memcpy(m + UT_META_MAGIC, UT_MAGIC, 8);
@@ -824,6 +1068,9 @@ static void init_meta(uint8_t *m)
 	ut_st32(m + UT_META_PAGECOUNT, 2);
 	ut_st32(m + UT_META_FREECOUNT, 0);
 	ut_st64(m + UT_META_CKPT_LSN, 0);
+	ut_st64(m + UT_META_MAXLSN, 0);
+	ut_st32(m + UT_META_MODE, (uint32_t)mode);
+	ut_st32(m + UT_META_CLEAN, 0);
 }
 
 static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
@@ -879,6 +1126,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	ut_pager *p;
 	uint64_t size;
 	struct frame *mf;
+	char *dwpath = NULL;
 	int rc;
 
 	*out = NULL;
@@ -912,12 +1160,53 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	}
 	if (rc)
 		goto fail;
+	/* Reads go through a second, buffered handle (the OS page cache
+	 * serves them; direct writes invalidate what it caches). */
+	if (p->file->direct) {
+		rc = vfs->open(vfs, path, 0, &p->rfile);
+		if (rc)
+			goto fail;
+	} else {
+		p->rfile = p->file;
+	}
 	if ((rc = ut_file_size(p->file, &size)))
 		goto fail;
+	if ((rc = dw_name(path, &dwpath)))
+		goto fail;
+	rc = vfs->exists(vfs, dwpath);
+	if (rc < 0)
+		goto fail;
+	p->dw_existed = rc == 1;
+	if (size == 0 && cfg->create && p->dw_existed) {
+		/* A new database: copies left by a deleted one at this path
+		 * must not be "restored" into it. */
+		rc = vfs->remove(vfs, dwpath);
+		if (rc < 0)
+			goto fail;
+		p->dw_existed = 0;
+	}
 	rc = ut_flusher_create(cfg->protect, vfs, path, p->file, &p->ctr, &p->fl);
 	if (rc)
 		goto fail;
 	if (p->fl->ops->recover && (rc = p->fl->ops->recover(p->fl, p->file)))
+		goto fail;
+	/* A double-write file left by an earlier run in another mode may
+	 * hold the only whole copy of a page torn then: use it too. */
+	if (p->dw_existed && size && p->fl->ops->protect != UT_PROTECT_DOUBLEWRITE) {
+		ut_file *dw;
+		ut_dw_recovery r;
+
+		rc = vfs->open(vfs, dwpath, UT_OPEN_DIRECT, &dw);
+		if (rc == UT_OK) {
+			rc = ut_dw_recover(p->file, dw, path, &r);
+			ut_file_close(dw);
+			p->ctr.torn_repaired += r.repaired;
+		}
+		if (rc)
+			goto fail;
+	}
+	/* Recovery may have rewritten (and extended) the file. */
+	if ((rc = ut_file_size(p->file, &size)))
 		goto fail;
 
 	mf = new_frame(p);
@@ -925,6 +1214,23 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		rc = UT_ENOMEM;
 		goto fail;
 	}
+	if (size > 0 && size <= 2 * (uint64_t)UT_PAGE_SIZE && cfg->create) {
+		/* Creation writes page 1, then page 0, each durably: a file of
+		 * at most two pages whose header page was never written is a
+		 * creation the power cut short -- create it again. */
+		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
+		int zero = 1;
+
+		if (n < 0) {
+			rc = (int)n;
+			goto fail;
+		}
+		for (int64_t i = 0; i < n && zero; i++)
+			zero = !mf->pg.data[i];
+		if (zero)
+			size = 0;
+	}
+	p->created = size == 0;
 	if (size == 0) {
 		struct frame *rf;
 		ut_flush_page fp[2];
@@ -939,15 +1245,19 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			rc = UT_ENOMEM;
 			goto fail;
 		}
-		init_meta(mf->pg.data);
+		init_meta(mf->pg.data, ut_pager_protect(p));
 		ut_page_init(rf->pg.data, 1, UT_PT_LEAF);
 		ut_page_seal(mf->pg.data);
 		ut_page_seal(rf->pg.data);
-		fp[0].pgno = 0;
-		fp[0].buf = mf->pg.data;
-		fp[1].pgno = 1;
-		fp[1].buf = rf->pg.data;
-		rc = p->fl->ops->write_pages(p->fl, p->file, fp, 2, UT_FLUSH_DURABLE);
+		fp[0].pgno = 1;
+		fp[0].buf = rf->pg.data;
+		fp[1].pgno = 0;
+		fp[1].buf = mf->pg.data;
+		/* the root first, then the header that makes it a database */
+		rc = p->fl->ops->write_pages(p->fl, p->file, fp, 1, UT_FLUSH_DURABLE);
+		if (rc == UT_OK)
+			rc = p->fl->ops->write_pages(p->fl, p->file, fp + 1, 1,
+						     UT_FLUSH_DURABLE);
 		if (rc)
 			goto fail;
 		if ((rc = vfs->sync_dir(vfs, path)))
@@ -956,9 +1266,30 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		rf->valid = 1;
 		hinsert(p, rf);
 	} else {
-		int64_t n = ut_file_read(p->file, mf->pg.data, UT_PAGE_SIZE, 0);
+		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
 		if (n < 0) {
 			rc = (int)n;
+			goto fail;
+		}
+		if (n == UT_PAGE_SIZE &&
+		    !memcmp(mf->pg.data + UT_META_MAGIC, UT_MAGIC, 8) &&
+		    ut_page_verify(mf->pg.data, 0, path) == UT_OK) {
+			p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
+			p->last_clean = ut_ld32(mf->pg.data + UT_META_CLEAN);
+		}
+		if (p->last_mode == UT_PROTECT_DOUBLEWRITE && !p->last_clean &&
+		    !p->dw_existed) {
+			ut_set_errdetail("%s: the database last ran in doublewrite "
+					 "mode and was not closed cleanly, but its "
+					 "double-write file %s is missing: torn pages "
+					 "could not be repaired (restore the file; to "
+					 "open anyway, create it empty, then run "
+					 "`untorn check`)", path, dwpath);
+			rc = UT_ECORRUPT;
+			/* do not leave the empty dw file this open created */
+			ut_flusher_destroy(p->fl);
+			p->fl = NULL;
+			(void)vfs->remove(vfs, dwpath);
 			goto fail;
 		}
 		rc = check_meta(p, mf->pg.data, size);
@@ -975,9 +1306,11 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	p->meta = mf;
 	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
 	p->durable_lsn = p->lsn;
+	free(dwpath);
 	*out = p;
 	return UT_OK;
 fail:
+	free(dwpath);
 	pager_free_all(p);
 	return rc;
 }

@@ -14,17 +14,40 @@
  *    bound too.  Pinned frames and frames dirtied by the running write
  *    transaction are never evicted; when no frame is evictable the pool grows past the bound
  *    (a big transaction may exceed cache_bytes temporarily) and shrinks back
- *    as frames become evictable.
+ *    as frames become evictable.  An eviction that meets dirty frames
+ *    writes a full batch (up to 64 evictable dirty frames, one strategy
+ *    call: one double-write sync) so later evictions find clean frames.
  *  - No-steal: a page dirtied by the running write transaction is never
  *    written to the data file before the transaction commits.  Before its
  *    first change in a transaction, ut_pager_write keeps a pre-image copy;
  *    ut_pager_rollback restores them, so abort leaves no trace.
  *  - Commit: ut_pager_commit hands the transaction's pages (pgno, pre-image
  *    or NULL for a page new to the file, post-image) to hooks.log_commit,
- *    which returns the commit LSN; the pager stamps that LSN in every page.
- *    Without a log (hooks.log_commit NULL, this issue) the LSN is a counter
- *    and, with sync, the pages are flushed through the strategy -- NOT
- *    crash-atomic across pages until the WAL lands.
+ *    which appends them to the log (not necessarily durably: the caller
+ *    makes the commit durable after releasing its writer lock -- group
+ *    commit) and returns the commit LSN; the pager stamps that LSN in every
+ *    page and writes no data page at commit.  Without a log
+ *    (hooks.log_commit NULL: pager-level tests) the LSN is a counter and,
+ *    with sync, the pages are flushed through the strategy -- not
+ *    crash-atomic across pages.
+ *  - Data file handles: the pager opens the data file twice.  A direct
+ *    handle (UT_OPEN_DIRECT | UT_OPEN_LOCK) carries every page write,
+ *    through the flusher (atomic mode requires O_DIRECT); a buffered handle
+ *    (no lock) carries page reads, so a cache smaller than the database is
+ *    backed by the OS page cache as SQLite's is.  Reads stay coherent: the
+ *    kernel invalidates cached pages of a range written with O_DIRECT.
+ *    When the filesystem refuses O_DIRECT (ut_file_direct_note says why)
+ *    there is one buffered handle for both.
+ *  - Checkpoint (ut_pager_checkpoint): log durable up to the last commit
+ *    LSN, every dirty page but the header written DURABLE through the
+ *    flusher, then the header with redo_lsn = that LSN written DURABLE on
+ *    its own, then hooks.log_checkpoint_done(redo_lsn).
+ *  - Redo (recovery, driven by the engine): ut_pager_redo_begin, then
+ *    ut_pager_redo for each committed delta in log order (applied iff the
+ *    page's LSN as read from the data file < lsn; a page beyond the end of
+ *    the file or all zeroes is a new page, LSN 0), ut_pager_redo_end, then a
+ *    checkpoint.  During redo the WAL rule is off: the log being replayed is
+ *    already durable.
  *  - WAL rule: before any dirty page whose LSN > durable LSN is written,
  *    hooks.log_flush_to(lsn) is called.
  *  - Page 0 is the database header (UT_PT_META); its fields live in the
@@ -39,7 +62,12 @@
  *   32 magic[8] "untornDB"   40 u32 format version (UT_FORMAT_VERSION)
  *   44 u32 page size         48 u32 root page
  *   52 u32 free-list head    56 u32 page count
- *   60 u32 free-page count   64 u64 checkpoint LSN
+ *   60 u32 free-page count   64 u64 checkpoint LSN (redo start)
+ *   72 u64 max LSN at the last checkpoint (a recreated log starts above it)
+ *   80 u32 protection mode the database last ran in (0: unknown)
+ *   84 u32 clean: 1 when the last close checkpointed (no recovery needed)
+ * The fields from 64 on are written only by checkpoints, outside
+ * transactions, so they never appear in the log.
  * Free pages are UT_PT_FREE pages chained through the header's "right".
  */
 #ifndef UT_PAGER_H
@@ -57,7 +85,7 @@
 #define UT_PAGER_MIN_FRAMES 8u
 
 /* Reserved companion files: PATH UT_WAL_SUFFIX (write-ahead log) and
- * PATH UT_DW_SUFFIX (double-write buffer).  Not created in this issue. */
+ * PATH UT_DW_SUFFIX (double-write buffer). */
 #define UT_WAL_SUFFIX "-wal"
 #define UT_DW_SUFFIX "-dw"
 
@@ -70,6 +98,9 @@
 #define UT_META_PAGECOUNT 56
 #define UT_META_FREECOUNT 60
 #define UT_META_CKPT_LSN 64
+#define UT_META_MAXLSN 72
+#define UT_META_MODE 80
+#define UT_META_CLEAN 84
 
 /* ---- log hooks: where the write-ahead log plugs in ------------------- */
 
@@ -89,6 +120,10 @@ typedef struct ut_log_hooks {
 	/* Make the log durable up to lsn; called before any page with a
 	 * larger LSN than the durable LSN reaches the data file. */
 	int (*log_flush_to)(void *ctx, uint64_t lsn);
+	/* Every change up to redo_lsn is durable in the data file and
+	 * redo_lsn is durably recorded in the header: the log may reclaim
+	 * space.  NULL = nothing to do. */
+	int (*log_checkpoint_done)(void *ctx, uint64_t redo_lsn);
 } ut_log_hooks;
 
 /* ---- pager ----------------------------------------------------------- */
@@ -153,5 +188,37 @@ size_t ut_pager_frames(ut_pager *p);
 size_t ut_pager_pinned(ut_pager *p);
 /* UT_EFATAL once a page write failed; writes are refused afterwards. */
 int ut_pager_fatal(ut_pager *p);
+/* Make the handle refuse writes (UT_EFATAL); with poison_reads also reads
+ * (ut_pager_get), because the cache may hold changes whose commit failed. */
+void ut_pager_set_fatal(ut_pager *p, int poison_reads);
+int ut_pager_poisoned(ut_pager *p);
+/* 1 when this open initialised an empty data file (a new database; stale
+ * PATH "-dw" was removed, and the engine removes a stale PATH "-wal"). */
+int ut_pager_created(ut_pager *p);
+/* Frames holding dirty pages; the pool bound in frames. */
+size_t ut_pager_dirty_frames(ut_pager *p);
+size_t ut_pager_max_frames(ut_pager *p);
+/* LSN of the last commit (or of the checkpoint at open). */
+uint64_t ut_pager_lsn(ut_pager *p);
+/* Raise the last-commit and durable LSN (after log recovery). */
+void ut_pager_set_lsn(ut_pager *p, uint64_t lsn);
+/* The header's redo start, and the largest LSN it vouches for. */
+uint64_t ut_pager_redo_lsn(ut_pager *p);
+uint64_t ut_pager_header_max_lsn(ut_pager *p);
+/* The direct (write) handle and the buffered (read) handle; the same
+ * handle when O_DIRECT was refused. */
+ut_file *ut_pager_file(ut_pager *p);
+ut_file *ut_pager_read_file(ut_pager *p);
+/* Why the flush strategy in use was chosen (static text of the handle). */
+const char *ut_pager_protect_reason(ut_pager *p);
+
+/* Install (or, NULL, remove) the log hooks after open. */
+void ut_pager_set_hooks(ut_pager *p, const ut_log_hooks *hooks);
+
+/* Redo (see the contract above). */
+int ut_pager_redo_begin(ut_pager *p);
+int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
+		  uint32_t len, const void *data);
+int ut_pager_redo_end(ut_pager *p);
 
 #endif /* UT_PAGER_H */

@@ -28,13 +28,46 @@
  * ends; the pool shrinks back afterwards.
  *
  * Files: the data file is the path given to ut_open; PATH "-wal" (log) and
- * PATH "-dw" (double-write buffer) are reserved for the engine.
+ * PATH "-dw" (double-write buffer) are reserved for the engine.  Creating a
+ * new database (missing or empty data file) removes a stale "-wal"/"-dw"
+ * left at that path by a deleted one.  Do not delete "-wal" (it holds
+ * committed transactions not yet checkpointed) or, for a database in
+ * doublewrite mode that was not closed cleanly, "-dw" (ut_open then refuses
+ * with UT_ECORRUPT naming the missing file).  If "-wal" is lost anyway, it
+ * is recreated at open with LSNs above every page in the data file.
  *
- * Durability (this release): without the write-ahead log, a commit with
- * sync=1 writes the transaction's pages in place and syncs; it is durable
- * but not yet atomic across pages if the machine crashes mid-commit.
- * UT_PROTECT_AUTO resolves to the best strategy built in; until atomic and
- * double-write land that is "unsafe" -- ut_stats.protect tells which.
+ * Durability: a commit appends the transaction's page changes (byte-range
+ * deltas) to the write-ahead log; with sync=1 ut_commit returns once the log
+ * is durable up to the commit (fdatasync shared by concurrent committers:
+ * group commit); with sync=0 the log is written and synced at least once a
+ * second (by a committing thread), when its buffer passes 4 MiB, at
+ * checkpoints and at close, and a crash may lose the most recent commits
+ * (never part of one).  Commits write no data pages: checkpoints
+ * and cache eviction write them through the protection mode, after the log
+ * covering them is durable.  A checkpoint runs automatically when the log
+ * since the last one passes 64 MiB or dirty pages pass half the cache.
+ * ut_open recovers: torn-page repair (doublewrite), then redo of the log
+ * from the header's checkpoint, then a checkpoint.  After a crash every
+ * transaction whose sync=1 commit returned is there, no uncommitted one
+ * leaves a trace, and no page is half old, half new.
+ *
+ * Protection: UT_PROTECT_AUTO picks atomic when the data file is O_DIRECT
+ * and statx reports an atomic write unit range containing 16384, else
+ * doublewrite (never unsafe); ut_stats.protect tells which, and `untorn
+ * info` why.  In atomic mode a page failing its checksum is corruption: it
+ * is counted (corrupt_pages), named in ut_errdetail, and UT_ECORRUPT is
+ * returned instead of its data.
+ *
+ * Write failures: if the log cannot be written or synced (UT_ENOSPC when the
+ * filesystem is full, UT_EIO), the commit that needed it returns that code
+ * and is not acknowledged (it may or may not survive a reopen: "in doubt",
+ * never half).  The handle then fails: ut_begin (read-only too, since the
+ * cache may hold the failed commit's changes), ut_checkpoint and the rest
+ * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
+ * after freeing space, recovers a consistent state with every acknowledged
+ * commit.  Likewise a page write refused by the stack (an RWF_ATOMIC write
+ * failing with EINVAL/EOPNOTSUPP: UT_EINVAL/UT_ENOTSUP is returned once,
+ * never retried without RWF_ATOMIC) makes further writes UT_EFATAL.
  */
 #ifndef UNTORN_H
 #define UNTORN_H
@@ -100,6 +133,9 @@ typedef struct ut_stats {
 	uint64_t syncs;            /* fsync/fdatasync calls issued */
 	uint64_t torn_repaired;    /* torn pages restored from the double-write file at open */
 	uint64_t corrupt_pages;    /* pages found failing their checksum and not repairable */
+	/* appended in 0.1 (after the fields above, which keep their places): */
+	int direct_io;             /* 1: data page writes use O_DIRECT */
+	int uring;                 /* 1: page write batches go through io_uring */
 } ut_stats;
 
 /* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1. */
@@ -173,6 +209,34 @@ const char *ut_errdetail(void);
 
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
 const char *ut_protect_name(int protect);
+
+
+/* ------------------------------------------------------------------------
+ * Requested by tools/ (untorn check, tests/test_differential.c); to be
+ * implemented in engine/ by the engine owner.
+ *
+ * ut_check verifies the whole database as it is on disk plus in the cache:
+ * every page's checksum, and every B+tree invariant (keys sorted within and
+ * across pages, separator keys bounding their subtrees, equal leaf depth,
+ * sibling links, overflow chains, free-list pages unreferenced by the tree,
+ * every page reachable exactly once).  It must not be called with a write
+ * transaction open in another thread (it takes a read transaction).
+ * One line per problem goes to report (may be NULL), prefixed "page N: ".
+ * Returns UT_OK when clean, UT_ECORRUPT when any problem was found, another
+ * negative code when the check itself could not run.  res may be NULL.
+ */
+#include <stdio.h>
+
+typedef struct ut_check_result {
+	uint64_t pages_total;      /* pages in the file */
+	uint64_t pages_checked;    /* pages whose checksum was verified */
+	uint64_t bad_checksums;    /* pages failing their checksum */
+	uint64_t invariant_errors; /* B+tree / free-list problems found */
+	uint64_t keys;             /* keys found in leaves */
+	uint32_t depth;            /* tree height (1 = the root is a leaf) */
+} ut_check_result;
+
+int ut_check(ut_db *db, FILE *report, ut_check_result *res);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,220 @@
+/*
+ * engine/log.c - pager log hooks on top of the WAL (contract in log.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+struct ut_log {
+	ut_wal *wal;
+	char *path;
+	ut_log_hooks hooks;
+	ut_wal_delta *d;
+	size_t capd;
+	int failed;
+};
+
+static const uint8_t zero_page[UT_PAGE_SIZE];
+
+static int add_delta(ut_log *lg, size_t *n, uint32_t pgno, uint32_t off,
+		     uint32_t len, const uint8_t *post)
+{
+	if (*n == lg->capd) {
+		size_t c = lg->capd ? lg->capd * 2 : 256;
+		ut_wal_delta *nd = realloc(lg->d, c * sizeof(*nd));
+		if (!nd)
+			return UT_ENOMEM;
+		lg->d = nd;
+		lg->capd = c;
+	}
+	lg->d[(*n)++] = (ut_wal_delta){ pgno, off, len, post + off };
+	return UT_OK;
+}
+
+/* Byte ranges of post that differ from pre, in [from, to). */
+static int diff_range(ut_log *lg, size_t *n, uint32_t pgno, const uint8_t *pre,
+		      const uint8_t *post, uint32_t from, uint32_t to)
+{
+	uint32_t i = from;
+
+	while (i < to) {
+		uint32_t start, end, gap;
+
+		/* skip equal bytes, 8 at a time where possible */
+		while (i + 8 <= to && !memcmp(pre + i, post + i, 8))
+			i += 8;
+		while (i < to && pre[i] == post[i])
+			i++;
+		if (i >= to)
+			break;
+		start = i;
+		end = i + 1;
+		/* extend while differences are at most UT_LOG_MERGE_GAP apart */
+		for (i = end, gap = 0; i < to; i++) {
+			if (pre[i] != post[i]) {
+				end = i + 1;
+				gap = 0;
+			} else if (++gap > UT_LOG_MERGE_GAP) {
+				break;
+			}
+		}
+		int rc = add_delta(lg, n, pgno, start, end - start, post);
+		if (rc)
+			return rc;
+		i = end;
+	}
+	return UT_OK;
+}
+
+static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
+		       int sync, uint64_t *lsn)
+{
+	ut_log *lg = ctx;
+	ut_wal_stats st;
+	size_t n = 0;
+	int rc;
+
+	(void)sync; /* durability is the caller's, outside its lock */
+	if (__atomic_load_n(&lg->failed, __ATOMIC_ACQUIRE))
+		return UT_EFATAL;
+	for (size_t i = 0; i < np; i++) {
+		const uint8_t *pre = pages[i].pre ? pages[i].pre : zero_page;
+		const uint8_t *post = pages[i].post;
+
+		/* skip crc [0,4) and lsn [8,16): stamped at seal */
+		if ((rc = diff_range(lg, &n, pages[i].pgno, pre, post, 4, 8)) ||
+		    (rc = diff_range(lg, &n, pages[i].pgno, pre, post, 16,
+				     UT_PAGE_SIZE)))
+			return rc;
+	}
+	rc = ut_wal_append_txn(lg->wal, lg->d, n, lsn);
+	if (rc) {
+		if (rc == UT_EFATAL)
+			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+		return rc;
+	}
+	/* Bound the append buffer (sync=0 commits never flush). */
+	ut_wal_stats_get(lg->wal, &st);
+	if (st.next_lsn - st.durable_lsn > UT_LOG_BUF_MAX) {
+		rc = ut_wal_flush_to(lg->wal, st.next_lsn);
+		if (rc) {
+			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+			return rc;
+		}
+	}
+	return UT_OK;
+}
+
+int ut_log_flush_to(ut_log *lg, uint64_t lsn)
+{
+	int rc = ut_wal_flush_to(lg->wal, lsn);
+
+	if (rc)
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int hook_flush_to(void *ctx, uint64_t lsn)
+{
+	return ut_log_flush_to(ctx, lsn);
+}
+
+static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
+{
+	ut_log *lg = ctx;
+	int rc = ut_wal_checkpoint_done(lg->wal, redo_lsn);
+
+	if (rc && rc != UT_EINVAL)
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+	return rc;
+}
+
+int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
+		ut_log **out, int *existed)
+{
+	ut_wal_config cfg = { .initial_lsn = initial_lsn };
+	size_t len = strlen(dbpath);
+	ut_log *lg;
+	int rc;
+
+	*out = NULL;
+	lg = calloc(1, sizeof(*lg));
+	if (!lg || !(lg->path = malloc(len + sizeof(UT_WAL_SUFFIX)))) {
+		free(lg);
+		return UT_ENOMEM;
+	}
+	memcpy(lg->path, dbpath, len);
+	memcpy(lg->path + len, UT_WAL_SUFFIX, sizeof(UT_WAL_SUFFIX));
+	rc = vfs->exists(vfs, lg->path);
+	if (rc < 0)
+		goto fail;
+	*existed = rc == 1;
+	if (*existed) {
+		/* What recovery replays must be durable before any page it
+		 * produces reaches the data file (a crash of the process
+		 * leaves the log's tail in the OS cache only). */
+		ut_file *f;
+
+		rc = vfs->open(vfs, lg->path, 0, &f);
+		if (rc == UT_OK) {
+			rc = ut_file_sync(f);
+			ut_file_close(f);
+		}
+		if (rc)
+			goto fail;
+	}
+	rc = ut_wal_open(vfs, lg->path, &cfg, &lg->wal);
+	if (rc)
+		goto fail;
+	lg->hooks.ctx = lg;
+	lg->hooks.log_commit = hook_commit;
+	lg->hooks.log_flush_to = hook_flush_to;
+	lg->hooks.log_checkpoint_done = hook_ckpt_done;
+	*out = lg;
+	return UT_OK;
+fail:
+	free(lg->path);
+	free(lg);
+	return rc;
+}
+
+static int apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
+{
+	return ut_pager_redo(ctx, lsn, d->pgno, d->offset, d->len, d->data);
+}
+
+int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
+		   ut_wal_recovery_info *info)
+{
+	int rc = ut_pager_redo_begin(p);
+
+	if (rc)
+		return rc;
+	rc = ut_wal_recover(lg->wal, redo_lsn, apply, p, info);
+	ut_pager_redo_end(p);
+	if (rc)
+		return rc;
+	ut_pager_set_lsn(p, ut_wal_next_lsn(lg->wal));
+	return UT_OK;
+}
+
+const ut_log_hooks *ut_log_hooks_of(ut_log *lg) { return &lg->hooks; }
+int ut_log_failed(ut_log *lg)
+{
+	return __atomic_load_n(&lg->failed, __ATOMIC_ACQUIRE);
+}
+ut_wal *ut_log_wal(ut_log *lg) { return lg->wal; }
+
+int ut_log_close(ut_log *lg)
+{
+	int rc;
+
+	if (!lg)
+		return UT_OK;
+	rc = ut_wal_close(lg->wal);
+	free(lg->d);
+	free(lg->path);
+	free(lg);
+	return rc;
+}

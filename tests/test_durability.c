@@ -1,0 +1,858 @@
+/*
+ * tests/test_durability.c - the engine made crash-safe: WAL commit, redo at
+ * open, checkpoints, protection-mode selection, loud runtime failures.
+ *
+ * Most tests run on the simulated disk (io/ut_simdisk.h) through
+ * ut_db_open_vfs, "crashing" by rebooting the disk without ut_close.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "untorn.h"
+#include "db.h"
+#include "pager.h"
+#include "ut_simdisk.h"
+#include "wal.h"
+
+#define DB "/db"
+
+static ut_options opts(int protect, size_t cache, int sync)
+{
+	ut_options o;
+
+	ut_options_default(&o);
+	o.protect = protect;
+	o.cache_bytes = cache;
+	o.sync = sync;
+	return o;
+}
+
+static void key_of(char *k, int i) { snprintf(k, 16, "k%06d", i); }
+
+/* Value of key i in generation g: long enough to split pages. */
+static size_t val_of(char *v, int i, int g)
+{
+	size_t n = 100 + (size_t)(i * 37 % 400);
+
+	for (size_t j = 0; j < n; j++)
+		v[j] = (char)('a' + (i + g + (int)j) % 26);
+	return n;
+}
+
+/* Transaction i: put key i (generation 0), overwrite key i/2 (generation
+ * i), set "n" = i + 1.  After it, keys 0..i exist. */
+static int run_txn(ut_db *db, int i)
+{
+	char k[16], v[600];
+	ut_txn *t;
+	int rc;
+	uint32_t n = (uint32_t)i + 1;
+
+	if ((rc = ut_begin(db, 0, &t)))
+		return rc;
+	key_of(k, i);
+	if ((rc = ut_put(t, k, 7, v, val_of(v, i, 0))))
+		goto fail;
+	if (i / 2 != i) {
+		key_of(k, i / 2);
+		if ((rc = ut_put(t, k, 7, v, val_of(v, i / 2, i))))
+			goto fail;
+	}
+	if ((rc = ut_put(t, "n", 1, &n, sizeof(n))))
+		goto fail;
+	return ut_commit(t);
+fail:
+	ut_abort(t);
+	return rc;
+}
+
+/* The database must hold exactly the state after m transactions, with
+ * acked <= m <= acked + 1 (the last one in doubt).  Returns m. */
+static int verify(ut_db *db, int acked)
+{
+	char k[16], v[600];
+	ut_txn *t;
+	void *val;
+	size_t vlen;
+	uint32_t n = 0;
+	int rc;
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	rc = ut_get(t, "n", 1, &val, &vlen);
+	if (rc == UT_NOTFOUND) {
+		n = 0;
+	} else {
+		assert_int_equal(rc, UT_OK);
+		assert_int_equal(vlen, sizeof(n));
+		memcpy(&n, val, sizeof(n));
+		free(val);
+	}
+	if ((int)n < acked || (int)n > acked + 1)
+		fail_msg("n = %u, acknowledged %d", n, acked);
+	for (int i = 0; i < (int)n + 2; i++) {
+		int g = 0;
+
+		key_of(k, i);
+		rc = ut_get(t, k, 7, &val, &vlen);
+		if (i >= (int)n) {
+			if (rc != UT_NOTFOUND)
+				fail_msg("key %d present beyond n = %u", i, n);
+			continue;
+		}
+		if (rc != UT_OK)
+			fail_msg("key %d: rc %d (n = %u): %s", i, rc, n, ut_errdetail());
+		/* last overwrite of key i: by txn 2i+1 or 2i (if < n) */
+		if (2 * i + 1 < (int)n)
+			g = 2 * i + 1;
+		else if (2 * i < (int)n && 2 * i != i)
+			g = 2 * i;
+		size_t el = val_of(v, i, g);
+		if (vlen != el || memcmp(val, v, el))
+			fail_msg("key %d: wrong value (n = %u, generation %d)", i, n, g);
+		free(val);
+	}
+	ut_abort(t);
+	/* and the whole database passes the integrity check */
+	ut_check_result cr;
+	rc = ut_check(db, stderr, &cr);
+	if (rc != UT_OK)
+		fail_msg("ut_check: %s (%llu bad checksums, %llu invariant errors)",
+			 ut_strerror(rc), (unsigned long long)cr.bad_checksums,
+			 (unsigned long long)cr.invariant_errors);
+	assert_true(cr.keys >= n);
+	return (int)n;
+}
+
+/* ---- reopen after a crash, every pending write kept / dropped ---------- */
+
+static void crash_reopen(enum ut_simdisk_policy pol, int protect, int sync)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(protect, 8 * UT_PAGE_SIZE, sync);
+	ut_db *db;
+	int acked = 0;
+
+	if (protect == UT_PROTECT_DOUBLEWRITE)
+		ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_db_set_checkpoint_bytes(db, 64 << 10);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(run_txn(db, i), UT_OK);
+		acked = i + 1;
+	}
+	if (!sync) /* sync=0: only what a checkpoint made durable is owed */
+		assert_int_equal(ut_checkpoint(db), UT_OK), acked = 300;
+	for (int i = 300; i < 320 && sync; i++)
+		assert_int_equal(run_txn(db, i), UT_OK), acked = i + 1;
+	assert_int_equal(ut_simdisk_reboot_policy(d, 7, pol), UT_OK);
+	(void)ut_close(db); /* dead handle: just frees */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	int n = verify(db, pol == UT_SIMDISK_KEEP_ALL && sync ? acked : acked);
+	if (pol == UT_SIMDISK_KEEP_ALL && sync)
+		assert_int_equal(n, acked);
+	/* and it keeps working */
+	assert_int_equal(run_txn(db, n), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, n + 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+static void test_crash_reopen(void **s)
+{
+	(void)s;
+	crash_reopen(UT_SIMDISK_KEEP_ALL, UT_PROTECT_AUTO, 1);
+	crash_reopen(UT_SIMDISK_DROP_ALL, UT_PROTECT_AUTO, 1);
+	crash_reopen(UT_SIMDISK_RANDOM, UT_PROTECT_AUTO, 1);
+	crash_reopen(UT_SIMDISK_KEEP_ALL, UT_PROTECT_DOUBLEWRITE, 1);
+	crash_reopen(UT_SIMDISK_DROP_ALL, UT_PROTECT_DOUBLEWRITE, 1);
+	crash_reopen(UT_SIMDISK_RANDOM, UT_PROTECT_DOUBLEWRITE, 1);
+	crash_reopen(UT_SIMDISK_DROP_ALL, UT_PROTECT_AUTO, 0);
+}
+
+/* ---- power cut at every k-th I/O event, random tears ------------------- */
+
+static void sweep(int protect, uint64_t step, int ntxn)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(protect, 8 * UT_PAGE_SIZE, 1);
+	uint64_t base, end;
+	ut_db *db;
+
+	if (protect == UT_PROTECT_DOUBLEWRITE)
+		ut_simdisk_set_atomic(d, 0, 0);
+	/* a dry run measures the events of the workload */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	base = ut_simdisk_event_count(d);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_db_set_checkpoint_bytes(db, 16 << 10);
+	for (int i = 0; i < ntxn; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	end = ut_simdisk_event_count(d);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+
+	print_message("sweep %s: %llu events, crash every %llu\n",
+		      ut_protect_name(protect), (unsigned long long)(end - base),
+		      (unsigned long long)step);
+	for (uint64_t at = 0; at < end - base; at += step) {
+		int acked = 0, rc = UT_OK;
+
+		d = ut_simdisk_new();
+		v = ut_simdisk_vfs(d);
+		if (protect == UT_PROTECT_DOUBLEWRITE)
+			ut_simdisk_set_atomic(d, 0, 0);
+		assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+		assert_int_equal(ut_close(db), UT_OK);
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + at);
+		rc = ut_db_open_vfs(v, DB, &o, &db);
+		if (rc == UT_OK)
+			ut_db_set_checkpoint_bytes(db, 16 << 10);
+		else
+			db = NULL;
+		for (int i = 0; i < ntxn && rc == UT_OK; i++) {
+			rc = run_txn(db, i);
+			if (rc == UT_OK)
+				acked = i + 1;
+		}
+		assert_true(ut_simdisk_crashed(d));
+		assert_int_equal(ut_simdisk_reboot(d, at * 7919 + 1), UT_OK);
+		if (db)
+			(void)ut_close(db);
+		/* recovery itself may be cut short: crash during it too */
+		for (uint64_t k = 1;; k += 3) {
+			ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + (at % 5 ? k : 1000000));
+			rc = ut_db_open_vfs(v, DB, &o, &db);
+			if (rc == UT_OK)
+				break;
+			if (!ut_simdisk_crashed(d))
+				fail_msg("reopen after crash at %llu: %s: %s",
+					 (unsigned long long)at, ut_strerror(rc),
+					 ut_errdetail());
+			assert_int_equal(ut_simdisk_reboot(d, k), UT_OK);
+		}
+		ut_simdisk_crash_at(d, UT_SIMDISK_NEVER);
+		ut_stats st;
+		assert_int_equal(ut_stats_get(db, &st), UT_OK);
+		assert_int_equal(st.corrupt_pages, 0);
+		verify(db, acked);
+		assert_int_equal(ut_close(db), UT_OK);
+		ut_simdisk_free(d);
+	}
+}
+
+static void test_crash_sweep_atomic(void **s)
+{
+	(void)s;
+	sweep(UT_PROTECT_AUTO, 1, 150);
+}
+
+static void test_crash_sweep_doublewrite(void **s)
+{
+	(void)s;
+	sweep(UT_PROTECT_DOUBLEWRITE, 1, 150);
+}
+
+/* ---- redo is idempotent: recover twice ---------------------------------- */
+
+static void test_redo_twice(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* first recovery: cut after its page writes, before the header */
+	uint64_t ev0 = ut_simdisk_event_count(d);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	uint64_t evs = ut_simdisk_event_count(d) - ev0;
+	verify(db, 200);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 2, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* replay again over pages that already carry the changes */
+	for (uint64_t cut = 1; cut < evs; cut++) {
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + cut);
+		int rc = ut_db_open_vfs(v, DB, &o, &db);
+		if (rc == UT_OK) {
+			ut_simdisk_crash_at(d, UT_SIMDISK_NEVER);
+			verify(db, 200);
+			break;
+		}
+		assert_int_equal(ut_simdisk_reboot_policy(d, cut, UT_SIMDISK_KEEP_ALL), UT_OK);
+	}
+	ut_simdisk_crash_at(d, UT_SIMDISK_NEVER);
+	if (ut_simdisk_crashed(d))
+		assert_int_equal(ut_simdisk_reboot(d, 3), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 200);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 200);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- the log stays bounded under steady updates ------------------------- */
+
+static void test_log_bounded(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 32 * UT_PAGE_SIZE, 0);
+	uint64_t size, maxsize = 0;
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_db_set_checkpoint_bytes(db, 256 << 10);
+	for (int r = 0; r < 40; r++) {
+		for (int i = 0; i < 100; i++)
+			assert_int_equal(run_txn(db, i), UT_OK);
+		assert_int_equal(ut_simdisk_file_size(d, DB "-wal", &size), UT_OK);
+		if (size > maxsize)
+			maxsize = size;
+	}
+	{
+		ut_stats st;
+		ut_stats_get(db, &st);
+		print_message("log bounded: %llu auto checkpoints, log %llu bytes "
+			      "appended, max log file %llu\n",
+			      (unsigned long long)ut_db_auto_checkpoints(db),
+			      (unsigned long long)st.log_bytes,
+			      (unsigned long long)maxsize);
+	}
+	assert_true(ut_db_auto_checkpoints(db) >= 3);
+	/* threshold 256 KiB + append buffer bound (4 MiB) + headers */
+	assert_true(maxsize < (6u << 20));
+	verify(db, 100);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- group commit: concurrent committers share fdatasyncs --------------- */
+
+struct gc_arg {
+	ut_db *db;
+	int id;
+	int n;
+};
+
+static void *gc_thread(void *p)
+{
+	struct gc_arg *a = p;
+	char k[32];
+
+	for (int i = 0; i < a->n; i++) {
+		ut_txn *t;
+
+		snprintf(k, sizeof(k), "t%02d-%05d", a->id, i);
+		if (ut_begin(a->db, 0, &t) || ut_put(t, k, strlen(k), k, strlen(k)) ||
+		    ut_commit(t))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static char *tmp_path(const char *name)
+{
+	static int seq;
+	const char *dir = getenv("UT_TMPDIR");
+	char *p = malloc(512);
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	mkdir(dir, 0755);
+	snprintf(p, 512, "%s/dur-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
+	return p;
+}
+
+static void unlink_db(const char *path)
+{
+	char b[600];
+
+	unlink(path);
+	snprintf(b, sizeof(b), "%s-wal", path);
+	unlink(b);
+	snprintf(b, sizeof(b), "%s-dw", path);
+	unlink(b);
+}
+
+static void test_group_commit(void **s)
+{
+	(void)s;
+	char *path = tmp_path("group");
+	ut_options o = opts(UT_PROTECT_AUTO, 4 << 20, 1);
+	pthread_t th[16];
+	struct gc_arg a[16];
+	ut_wal_stats w0, w1;
+	ut_db *db;
+
+	unlink_db(path);
+	assert_int_equal(ut_open(path, &o, &db), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &w0);
+	for (int i = 0; i < 16; i++) {
+		a[i] = (struct gc_arg){ db, i, 40 };
+		assert_int_equal(pthread_create(&th[i], NULL, gc_thread, &a[i]), 0);
+	}
+	for (int i = 0; i < 16; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		assert_null(r);
+	}
+	ut_wal_stats_get(ut_db_wal(db), &w1);
+	uint64_t commits = w1.commits - w0.commits, syncs = w1.syncs - w0.syncs;
+	print_message("group commit: %llu commits, %llu log syncs\n",
+		      (unsigned long long)commits, (unsigned long long)syncs);
+	assert_int_equal(commits, 16 * 40);
+	assert_true(syncs < commits);
+	assert_int_equal(ut_close(db), UT_OK);
+	/* everything is there */
+	assert_int_equal(ut_open(path, &o, &db), UT_OK);
+	ut_txn *t;
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < 16; i++) {
+		char k[32];
+		void *val;
+		size_t vlen;
+		snprintf(k, sizeof(k), "t%02d-%05d", i, 39);
+		assert_int_equal(ut_get(t, k, strlen(k), &val, &vlen), UT_OK);
+		free(val);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink_db(path);
+	free(path);
+}
+
+/* ---- protection mode selection on the simulated disk -------------------- */
+
+static void test_mode_selection(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 1 << 20, 1);
+	ut_stats st;
+	ut_db *db;
+
+	/* default simdisk: 4096..65536, O_DIRECT -> atomic */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_ATOMIC);
+	assert_int_equal(st.direct_io, 1);
+	assert_non_null(strstr(ut_db_protect_reason(db), "auto"));
+	assert_non_null(strstr(ut_db_protect_reason(db), "4096..65536"));
+	assert_int_equal(run_txn(db, 0), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* unsupported -> doublewrite, and the reason says why */
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
+	assert_non_null(strstr(ut_db_protect_reason(db), "supported=0"));
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* a unit range without 16384 -> doublewrite */
+	ut_simdisk_set_atomic(d, 32768, 65536);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
+	assert_non_null(strstr(ut_db_protect_reason(db), "32768..65536"));
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* explicit atomic where unsupported: refused at open, detail names
+	 * what statx said */
+	ut_simdisk_set_atomic(d, 0, 0);
+	o.protect = UT_PROTECT_ATOMIC;
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOTSUP);
+	assert_non_null(strstr(ut_errdetail(), "supported=0"));
+	/* unsafe only by name */
+	o.protect = UT_PROTECT_UNSAFE;
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_UNSAFE);
+	verify(db, 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- runtime failures: atomic write refused, ENOSPC --------------------- */
+
+static void test_atomic_einval_fatal(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_ATOMIC, 1 << 20, 1);
+	ut_txn *t;
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	/* the stack stops accepting 16 KiB atomic writes */
+	ut_simdisk_set_atomic(d, 32768, 65536);
+	assert_int_equal(ut_checkpoint(db), UT_EINVAL);
+	assert_int_equal(ut_begin(db, 0, &t), UT_EFATAL);
+	assert_int_equal(ut_checkpoint(db), UT_EFATAL);
+	assert_int_equal(ut_close(db), UT_EFATAL);
+	/* nothing was written without RWF_ATOMIC; the log has it all */
+	ut_simdisk_set_atomic(d, 4096, 65536);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 20);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+static void test_enospc(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 1 << 20, 1);
+	static char big[200000];
+	ut_txn *t;
+	ut_db *db;
+	int rc;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d) + 64 * 1024);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(ut_put(t, "big", 3, big, sizeof(big)), UT_OK);
+	rc = ut_commit(t);
+	assert_int_equal(rc, UT_ENOSPC);
+	/* the handle refuses writes and reads of the cache */
+	assert_int_equal(ut_begin(db, 0, &t), UT_EFATAL);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_EFATAL);
+	(void)ut_close(db);
+	/* space freed: reopen recovers every acknowledged commit */
+	ut_simdisk_set_capacity(d, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 30);
+	assert_int_equal(run_txn(db, 30), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- the double-write file: missing, foreign ---------------------------- */
+
+static void test_dw_file(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	/* after a clean close the dw file is not needed */
+	assert_int_equal(v->remove(v, DB "-dw"), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 100);
+	for (int i = 100; i < 150; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	/* crash: the database needs its dw file now */
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(v->remove(v, DB "-dw"), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "double-write file"));
+	/* and the failed open did not leave an empty one behind */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	ut_simdisk_free(d);
+
+	/* a foreign file in the dw's place */
+	d = ut_simdisk_new();
+	v = ut_simdisk_vfs(d);
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(run_txn(db, 0), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(v->remove(v, DB "-dw"), UT_OK);
+	{
+		ut_file *f;
+		static char junk[4096] = "not a dw file, really";
+		assert_int_equal(v->open(v, DB "-dw", UT_OPEN_CREATE, &f), UT_OK);
+		assert_int_equal(ut_file_write(f, junk, sizeof(junk), 0, 0), UT_OK);
+		assert_int_equal(ut_file_sync(f), UT_OK);
+		ut_file_close(f);
+	}
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOTDB);
+	assert_non_null(strstr(ut_errdetail(), "double-write"));
+	ut_simdisk_free(d);
+}
+
+/* ---- atomic mode: a bad checksum is corruption, reported ---------------- */
+
+static void test_atomic_corruption_reported(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_ATOMIC, 8 * UT_PAGE_SIZE, 1);
+	ut_stats st;
+	ut_txn *t;
+	ut_db *db;
+	int bad = 0;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, 2 * UT_PAGE_SIZE + 5000, 8), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < 100; i++) {
+		char k[16];
+		void *val;
+		size_t vlen;
+		key_of(k, i);
+		int rc = ut_get(t, k, 7, &val, &vlen);
+		if (rc == UT_OK)
+			free(val);
+		else if (rc == UT_ECORRUPT) {
+			bad++;
+			assert_non_null(strstr(ut_errdetail(), "page 2"));
+		} else
+			fail_msg("rc %d", rc);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_true(bad > 0);
+	assert_true(st.corrupt_pages > 0);
+	ut_check_result cr;
+	assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+	assert_true(cr.bad_checksums >= 1);
+	(void)ut_close(db);
+	ut_simdisk_free(d);
+}
+
+/* ---- negative control: unprotected in-place writes do tear ------------- */
+
+static void test_unsafe_tears_detected(void **s)
+{
+	(void)s;
+	ut_options o = opts(UT_PROTECT_UNSAFE, 8 * UT_PAGE_SIZE, 1);
+	int detected = 0, runs = 0;
+
+	for (uint64_t at = 0; at < 400 && detected < 3; at += 3) {
+		ut_simdisk *d = ut_simdisk_new();
+		ut_vfs *v = ut_simdisk_vfs(d);
+		ut_db *db;
+		int rc = UT_OK;
+
+		assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+		ut_db_set_checkpoint_bytes(db, 16 << 10);
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + at);
+		for (int i = 0; i < 150 && rc == UT_OK; i++)
+			rc = run_txn(db, i);
+		if (!ut_simdisk_crashed(d)) {
+			(void)ut_close(db);
+			ut_simdisk_free(d);
+			break;
+		}
+		runs++;
+		assert_int_equal(ut_simdisk_reboot_policy(d, at, UT_SIMDISK_TEAR_ALL),
+				 UT_OK);
+		(void)ut_close(db);
+		rc = ut_db_open_vfs(v, DB, &o, &db);
+		if (rc == UT_ECORRUPT) {
+			detected++;
+		} else {
+			ut_check_result cr;
+			assert_int_equal(rc, UT_OK);
+			if (ut_check(db, NULL, &cr) == UT_ECORRUPT)
+				detected++;
+			(void)ut_close(db);
+		}
+		ut_simdisk_free(d);
+	}
+	print_message("unsafe + torn sectors: corruption detected in %d of %d "
+		      "crashes\n", detected, runs);
+	assert_true(detected > 0);
+}
+
+/* ---- a new database ignores a stale log / dw file at its path ----------- */
+
+static void test_stale_companions(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* the database file is deleted, its -wal and -dw stay */
+	assert_int_equal(v->remove(v, DB), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(verify(db, 0), 0);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(verify(db, 0), 0);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- the log file is lost: recreated above every page LSN --------------- */
+
+static void test_log_missing(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+	ut_wal_stats ws;
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &ws);
+	uint64_t end = ws.next_lsn;
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(v->remove(v, DB "-wal"), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &ws);
+	assert_true(ws.next_lsn > end);
+	verify(db, 100);
+	assert_int_equal(run_txn(db, 100), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_DROP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 101);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ---- corruption found at open is reported, never hidden ---------------- */
+
+static void test_open_corruption(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_ATOMIC, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+
+	/* a damaged header page in atomic mode */
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, 200, 4), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "page 0"));
+	ut_simdisk_free(d);
+
+	/* a damaged record in the middle of the synced log */
+	d = ut_simdisk_new();
+	v = ut_simdisk_vfs(d);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-wal", UT_WAL_DATA_OFF + 64, 4),
+			 UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	print_message("log corruption: %s\n", ut_errdetail());
+	assert_non_null(strstr(ut_errdetail(), "-wal"));
+	ut_simdisk_free(d);
+}
+
+/* ---- a power cut while the database is being created -------------------- */
+
+static void test_crash_during_create(void **s)
+{
+	(void)s;
+	for (int mode = 0; mode < 2; mode++) {
+		for (uint64_t at = 0; at < 40; at++) {
+			ut_simdisk *d = ut_simdisk_new();
+			ut_vfs *v = ut_simdisk_vfs(d);
+			ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+			ut_db *db;
+			int rc;
+
+			if (mode)
+				ut_simdisk_set_atomic(d, 0, 0);
+			ut_simdisk_crash_at(d, at);
+			rc = ut_db_open_vfs(v, DB, &o, &db);
+			if (rc == UT_OK) {
+				rc = ut_close(db); /* the cut may come in close */
+				if (!ut_simdisk_crashed(d)) {
+					assert_int_equal(rc, UT_OK);
+					ut_simdisk_free(d);
+					break;
+				}
+			}
+			assert_true(ut_simdisk_crashed(d));
+			assert_int_equal(ut_simdisk_reboot(d, at), UT_OK);
+			rc = ut_db_open_vfs(v, DB, &o, &db);
+			if (rc != UT_OK)
+				fail_msg("mode %d, crash at %llu: reopen: %s: %s", mode,
+					 (unsigned long long)at, ut_strerror(rc),
+					 ut_errdetail());
+			verify(db, 0);
+			assert_int_equal(run_txn(db, 0), UT_OK);
+			assert_int_equal(ut_close(db), UT_OK);
+			ut_simdisk_free(d);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mode_selection),
+		cmocka_unit_test(test_crash_reopen),
+		cmocka_unit_test(test_redo_twice),
+		cmocka_unit_test(test_log_bounded),
+		cmocka_unit_test(test_atomic_einval_fatal),
+		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_dw_file),
+		cmocka_unit_test(test_atomic_corruption_reported),
+		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_crash_sweep_atomic),
+		cmocka_unit_test(test_crash_sweep_doublewrite),
+		cmocka_unit_test(test_unsafe_tears_detected),
+		cmocka_unit_test(test_stale_companions),
+		cmocka_unit_test(test_log_missing),
+		cmocka_unit_test(test_open_corruption),
+		cmocka_unit_test(test_crash_during_create),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
