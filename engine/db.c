@@ -87,12 +87,18 @@ const char *ut_protect_name(int protect)
 
 int ut_open(const char *path, const ut_options *o, ut_db **out)
 {
+	return ut_db_open_vfs(ut_vfs_posix(), path, o, out);
+}
+
+int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
+		   ut_db **out)
+{
 	ut_pager_config cfg;
 	pthread_rwlockattr_t ra;
 	ut_db *db;
 	int rc;
 
-	if (!path || !*path || !out)
+	if (!vfs || !path || !*path || !out)
 		return UT_EINVAL;
 	*out = NULL;
 	db = calloc(1, sizeof(*db));
@@ -106,7 +112,7 @@ int ut_open(const char *path, const ut_options *o, ut_db **out)
 	cfg.cache_bytes = db->opt.cache_bytes;
 	cfg.protect = db->opt.protect;
 	cfg.create = db->opt.create;
-	rc = ut_pager_open(ut_vfs_posix(), path, &cfg, &db->pager);
+	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
 	if (rc) {
 		free(db);
 		return rc;
