@@ -36,7 +36,7 @@
  *   UT_CRASH_SEEDS=n    seeds per mode (default 12)
  *   UT_CRASH_POINTS=n   crash points per seed and mode (default 420; all
  *                       events when the workload has fewer)
- *   UT_CRASH_TXNS=n     transactions per workload (default 60)
+ *   UT_CRASH_TXNS=n     transactions per workload (default 40)
  *   UT_CRASH_SEED=s     run only seed s   \ together: the one-line
  *   UT_CRASH_POINT=n    run only point n  / reproduction of a violation
  *   UT_CRASH_MODE=m     doublewrite | atomic | unsafe: only that sweep
@@ -133,6 +133,8 @@ struct live { uint8_t *k; size_t klen; };
 
 struct workload {
 	uint64_t seed;
+	int wide_keys;   /* every third seed: mostly 512..1024-byte keys, so
+			  * fewer cells per page and one more tree level */
 	struct txn *t;
 	size_t ntxn;
 	int64_t ncommitted;
@@ -150,8 +152,10 @@ static uint8_t *rnd_bytes(uint64_t *s, size_t n)
 	return b;
 }
 
-static size_t gen_klen(uint64_t *s)
+static size_t gen_klen(uint64_t *s, int wide)
 {
+	if (wide && rnd(s, 100) < 70)
+		return 512 + rnd(s, UT_MAX_KEY - 511);
 	if (rnd(s, 100) < 85)
 		return 1 + rnd(s, 64);
 	return 65 + rnd(s, UT_MAX_KEY - 64);
@@ -262,7 +266,7 @@ static void gen_txn(struct workload *w, uint64_t *s, struct txn *t, size_t idx)
 			memcpy(o->k, w->live[j].k, o->klen);
 		} else { /* new key (an accidental duplicate is an overwrite) */
 			o->kind = OP_PUT;
-			o->klen = gen_klen(s);
+			o->klen = gen_klen(s, w->wide_keys);
 			o->k = rnd_bytes(s, o->klen);
 			if (!t->abort && !oracle_is_live(w, o->k, o->klen))
 				live_add(w, o->k, o->klen);
@@ -284,6 +288,7 @@ static struct workload *gen_workload(uint64_t seed, size_t ntxn)
 	uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
 
 	w->seed = seed;
+	w->wide_keys = seed % 3 == 0;
 	w->ntxn = ntxn;
 	w->t = calloc(ntxn, sizeof(*w->t));
 	SQLOK(sqlite3_open(":memory:", &w->oracle));
@@ -818,6 +823,7 @@ static void check_recovered(struct workload *w, ut_simdisk *d, int protect,
 struct tally {
 	uint64_t points, seeds, violations, torn_repaired, tears_detected;
 	uint64_t nocrash; /* crash point not reached (engine not deterministic) */
+	double t_run, t_check; /* seconds in the runner / the checker */
 };
 
 static enum ut_simdisk_policy pick_policy(int protect, uint64_t point)
@@ -853,7 +859,9 @@ static int crash_one(struct workload *w, int protect, int run_protect,
 	uint64_t rseed = w->seed * 1000003ull + point;
 	int bad = 0;
 
+	double t0 = now_s();
 	run_to_crash(w, d, run_protect, point, &r);
+	ty->t_run += now_s() - t0;
 	if (!r.crashed) {
 		/* the dry run said event `point` happens: it must */
 		ty->nocrash++;
@@ -869,7 +877,9 @@ static int crash_one(struct workload *w, int protect, int run_protect,
 		return 0;
 	}
 	ut_simdisk_reboot_policy(d, rseed, pol);
+	t0 = now_s();
 	check_recovered(w, d, run_protect, &r, &c);
+	ty->t_check += now_s() - t0;
 	ty->points++;
 	ty->torn_repaired += c.torn_repaired;
 	if (protect == UT_PROTECT_UNSAFE) {
@@ -898,12 +908,35 @@ static int crash_one(struct workload *w, int protect, int run_protect,
 	return bad;
 }
 
+/* Depth and key count of the database on d (for the verbose report). */
+static void tree_shape(ut_simdisk *d, int protect, int *depth, uint64_t *nkeys)
+{
+	ut_options o;
+	ut_db *db;
+	open_opts(&o, protect);
+	if (ut_db_open_vfs(ut_simdisk_vfs(d), DBPATH, &o, &db))
+		return;
+	ut_bt_depth(ut_db_pager(db), depth);
+	ut_txn *t;
+	ut_cursor *c;
+	if (!ut_begin(db, UT_RDONLY, &t)) {
+		if (!ut_cursor_open(t, &c)) {
+			for (int rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK;
+			     rc = ut_cursor_next(c))
+				(*nkeys)++;
+			ut_cursor_close(c);
+		}
+		ut_abort(t);
+	}
+	ut_close(db);
+}
+
 static void sweep(int protect, struct tally *ty)
 {
 	const char *only_mode = getenv("UT_CRASH_MODE");
 	long nseeds = env_long("UT_CRASH_SEEDS", 12);
 	long npoints = env_long("UT_CRASH_POINTS", 420);
-	long ntxn = env_long("UT_CRASH_TXNS", 60);
+	long ntxn = env_long("UT_CRASH_TXNS", 40);
 	long one_seed = env_long("UT_CRASH_SEED", -1);
 	long one_point = env_long("UT_CRASH_POINT", -1);
 	const char *sab = getenv("UT_CRASH_SABOTAGE");
@@ -928,6 +961,10 @@ static void sweep(int protect, struct tally *ty)
 		ut_simdisk *d = ut_simdisk_new();
 
 		run_to_crash(w, d, run_protect, UT_SIMDISK_NEVER, &dry);
+		int dry_depth = -1;
+		uint64_t dry_keys = 0;
+		if (getenv("UT_CRASH_VERBOSE") && !dry.err)
+			tree_shape(d, run_protect, &dry_depth, &dry_keys);
 		ut_simdisk_free(d);
 		if (dry.err)
 			fail_msg("crash[%s] seed %llu: the dry run failed: %s (%s)",
@@ -951,9 +988,10 @@ static void sweep(int protect, struct tally *ty)
 			}
 		}
 		if (getenv("UT_CRASH_VERBOSE"))
-			printf("  seed %llu: %llu events, %lld commits\n",
-			       (unsigned long long)seed, (unsigned long long)ev,
-			       (long long)w->ncommitted);
+			printf("  seed %llu: %llu events, %lld commits, tree depth %d, "
+			       "%llu keys\n", (unsigned long long)seed,
+			       (unsigned long long)ev, (long long)w->ncommitted,
+			       dry_depth, (unsigned long long)dry_keys);
 		free_workload(w);
 		if (one_seed >= 0)
 			break;
@@ -965,10 +1003,12 @@ static void sweep(int protect, struct tally *ty)
 		       (unsigned long long)ty->tears_detected, now_s() - t0);
 	else
 		printf("crash[%s]: %llu crash points, %llu seeds, %llu violations, "
-		       "%llu torn pages repaired (%.1f s)\n", ut_protect_name(protect),
+		       "%llu torn pages repaired (%.1f s: run %.1f, check %.1f)\n",
+		       ut_protect_name(protect),
 		       (unsigned long long)ty->points, (unsigned long long)ty->seeds,
 		       (unsigned long long)ty->violations,
-		       (unsigned long long)ty->torn_repaired, now_s() - t0);
+		       (unsigned long long)ty->torn_repaired, now_s() - t0,
+		       ty->t_run, ty->t_check);
 	fflush(stdout);
 }
 
