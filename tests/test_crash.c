@@ -40,6 +40,7 @@
  *   UT_CRASH_SEED=s     run only seed s   \ together: the one-line
  *   UT_CRASH_POINT=n    run only point n  / reproduction of a violation
  *   UT_CRASH_MODE=m     doublewrite | atomic | unsafe: only that sweep
+ *   UT_CRASH_JOBS=n     worker processes sharing the seeds (default 2)
  *   UT_CRASH_VERBOSE=1  print every crash point
  *   UT_CRASH_SABOTAGE=unsafe|ack   harness self-test: run the protected
  *                       sweeps unprotected, or claim one commit more than
@@ -52,7 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -824,6 +827,7 @@ struct tally {
 	uint64_t points, seeds, violations, torn_repaired, tears_detected;
 	uint64_t nocrash; /* crash point not reached (engine not deterministic) */
 	double t_run, t_check; /* seconds in the runner / the checker */
+	uint64_t dry_failed;   /* seeds whose dry run failed (or dead workers) */
 };
 
 static enum ut_simdisk_policy pick_policy(int protect, uint64_t point)
@@ -931,6 +935,54 @@ static void tree_shape(ut_simdisk *d, int protect, int *depth, uint64_t *nkeys)
 	ut_close(db);
 }
 
+/* One seed: generate its workload, dry-run it to count the events, then
+ * crash at every event or at a stratified sample of npoints of them. */
+static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
+		       long npoints, long one_point, struct tally *ty)
+{
+	struct workload *w = gen_workload(seed, (size_t)ntxn);
+	struct run dry;
+	ut_simdisk *d = ut_simdisk_new();
+
+	run_to_crash(w, d, run_protect, UT_SIMDISK_NEVER, &dry);
+	int dry_depth = -1;
+	uint64_t dry_keys = 0;
+	if (getenv("UT_CRASH_VERBOSE") && !dry.err)
+		tree_shape(d, run_protect, &dry_depth, &dry_keys);
+	ut_simdisk_free(d);
+	if (dry.err) {
+		printf("crash[%s] seed %llu: the dry run failed: %s (%s)\n",
+		       ut_protect_name(protect), (unsigned long long)seed, dry.what,
+		       ut_errdetail());
+		ty->dry_failed++;
+		free_workload(w);
+		return;
+	}
+	ty->seeds++;
+	uint64_t ev = dry.events;
+	if (one_point >= 0) {
+		crash_one(w, protect, run_protect, (uint64_t)one_point, ty);
+	} else if ((uint64_t)npoints >= ev) {
+		for (uint64_t n = 0; n < ev; n++)
+			crash_one(w, protect, run_protect, n, ty);
+	} else {
+		/* stratified sample: one random point in each of npoints
+		 * equal slices, so every region of the workload is hit */
+		uint64_t s = seed ^ 0x5eedull;
+		for (long i = 0; i < npoints; i++) {
+			uint64_t a = ev * (uint64_t)i / (uint64_t)npoints;
+			uint64_t b = ev * (uint64_t)(i + 1) / (uint64_t)npoints;
+			crash_one(w, protect, run_protect, a + rnd(&s, b - a), ty);
+		}
+	}
+	if (getenv("UT_CRASH_VERBOSE"))
+		printf("  seed %llu: %llu events, %lld commits, tree depth %d, "
+		       "%llu keys\n", (unsigned long long)seed,
+		       (unsigned long long)ev, (long long)w->ncommitted,
+		       dry_depth, (unsigned long long)dry_keys);
+	free_workload(w);
+}
+
 static void sweep(int protect, struct tally *ty)
 {
 	const char *only_mode = getenv("UT_CRASH_MODE");
@@ -939,6 +991,7 @@ static void sweep(int protect, struct tally *ty)
 	long ntxn = env_long("UT_CRASH_TXNS", 40);
 	long one_seed = env_long("UT_CRASH_SEED", -1);
 	long one_point = env_long("UT_CRASH_POINT", -1);
+	long jobs = env_long("UT_CRASH_JOBS", 2);
 	const char *sab = getenv("UT_CRASH_SABOTAGE");
 	int run_protect = protect;
 	double t0 = now_s();
@@ -953,48 +1006,68 @@ static void sweep(int protect, struct tally *ty)
 		run_protect = UT_PROTECT_UNSAFE; /* self-test: must fail */
 	if (protect == UT_PROTECT_UNSAFE)
 		npoints = npoints / 4 + 1; /* the control needs fewer points */
-	for (long si = 0; si < nseeds; si++) {
-		uint64_t seed = one_seed >= 0 ? (uint64_t)one_seed :
-			(uint64_t)(1000 * (protect + 1) + si + 1);
-		struct workload *w = gen_workload(seed, (size_t)ntxn);
-		struct run dry;
-		ut_simdisk *d = ut_simdisk_new();
-
-		run_to_crash(w, d, run_protect, UT_SIMDISK_NEVER, &dry);
-		int dry_depth = -1;
-		uint64_t dry_keys = 0;
-		if (getenv("UT_CRASH_VERBOSE") && !dry.err)
-			tree_shape(d, run_protect, &dry_depth, &dry_keys);
-		ut_simdisk_free(d);
-		if (dry.err)
-			fail_msg("crash[%s] seed %llu: the dry run failed: %s (%s)",
-				 ut_protect_name(protect), (unsigned long long)seed,
-				 dry.what, ut_errdetail());
-		ty->seeds++;
-		uint64_t ev = dry.events;
-		if (one_point >= 0) {
-			crash_one(w, protect, run_protect, (uint64_t)one_point, ty);
-		} else if ((uint64_t)npoints >= ev) {
-			for (uint64_t n = 0; n < ev; n++)
-				crash_one(w, protect, run_protect, n, ty);
-		} else {
-			/* stratified sample: one random point in each of npoints
-			 * equal slices, so every region of the workload is hit */
-			uint64_t s = seed ^ 0x5eedull;
-			for (long i = 0; i < npoints; i++) {
-				uint64_t a = ev * (uint64_t)i / (uint64_t)npoints;
-				uint64_t b = ev * (uint64_t)(i + 1) / (uint64_t)npoints;
-				crash_one(w, protect, run_protect, a + rnd(&s, b - a), ty);
+	/* Seeds are shared out over UT_CRASH_JOBS forked workers (default 2,
+	 * the CI machines' cores); each sends its tally back through a pipe. */
+	if (one_seed >= 0) {
+		nseeds = 1;
+		jobs = 1;
+	}
+	if (jobs < 1)
+		jobs = 1;
+	if (jobs > nseeds)
+		jobs = nseeds;
+	if (jobs == 1) {
+		for (long si = 0; si < nseeds; si++)
+			sweep_seed(protect, run_protect, one_seed >= 0 ? (uint64_t)one_seed :
+				   (uint64_t)(1000 * (protect + 1) + si + 1), ntxn, npoints,
+				   one_point, ty);
+	} else {
+		int fds[64][2];
+		pid_t pids[64];
+		if (jobs > 64)
+			jobs = 64;
+		fflush(stdout);
+		for (long j = 0; j < jobs; j++) {
+			assert_int_equal(pipe(fds[j]), 0);
+			pids[j] = fork();
+			assert_true(pids[j] >= 0);
+			if (pids[j] == 0) {
+				struct tally mine;
+				memset(&mine, 0, sizeof(mine));
+				close(fds[j][0]);
+				for (long si = j; si < nseeds; si += jobs)
+					sweep_seed(protect, run_protect,
+						   (uint64_t)(1000 * (protect + 1) + si + 1),
+						   ntxn, npoints, one_point, &mine);
+				fflush(stdout);
+				ssize_t n = write(fds[j][1], &mine, sizeof(mine));
+				_exit(n == (ssize_t)sizeof(mine) ? 0 : 1);
 			}
+			close(fds[j][1]);
 		}
-		if (getenv("UT_CRASH_VERBOSE"))
-			printf("  seed %llu: %llu events, %lld commits, tree depth %d, "
-			       "%llu keys\n", (unsigned long long)seed,
-			       (unsigned long long)ev, (long long)w->ncommitted,
-			       dry_depth, (unsigned long long)dry_keys);
-		free_workload(w);
-		if (one_seed >= 0)
-			break;
+		for (long j = 0; j < jobs; j++) {
+			struct tally t;
+			int status;
+			ssize_t n = read(fds[j][0], &t, sizeof(t));
+			close(fds[j][0]);
+			waitpid(pids[j], &status, 0);
+			if (n != (ssize_t)sizeof(t) || !WIFEXITED(status) ||
+			    WEXITSTATUS(status)) {
+				printf("crash[%s]: worker %ld died (status 0x%x)\n",
+				       ut_protect_name(protect), j, status);
+				ty->dry_failed++;
+				continue;
+			}
+			ty->points += t.points;
+			ty->seeds += t.seeds;
+			ty->violations += t.violations;
+			ty->torn_repaired += t.torn_repaired;
+			ty->tears_detected += t.tears_detected;
+			ty->nocrash += t.nocrash;
+			ty->dry_failed += t.dry_failed;
+			ty->t_run += t.t_run;
+			ty->t_check += t.t_check;
+		}
 	}
 	if (protect == UT_PROTECT_UNSAFE)
 		printf("crash[%s]: %llu crash points, %llu seeds, %llu tears detected "
@@ -1017,6 +1090,7 @@ static void test_crash_doublewrite(void **state)
 	struct tally ty;
 	(void)state;
 	sweep(UT_PROTECT_DOUBLEWRITE, &ty);
+	assert_int_equal(ty.dry_failed, 0);
 	assert_true(ty.points > 0);
 	assert_int_equal(ty.violations, 0);
 }
@@ -1026,6 +1100,7 @@ static void test_crash_atomic(void **state)
 	struct tally ty;
 	(void)state;
 	sweep(UT_PROTECT_ATOMIC, &ty);
+	assert_int_equal(ty.dry_failed, 0);
 	assert_true(ty.points > 0);
 	assert_int_equal(ty.violations, 0);
 }
@@ -1037,6 +1112,7 @@ static void test_crash_unsafe_control(void **state)
 	struct tally ty;
 	(void)state;
 	sweep(UT_PROTECT_UNSAFE, &ty);
+	assert_int_equal(ty.dry_failed, 0);
 	assert_true(ty.points > 0);
 	if (getenv("UT_CRASH_POINT") == NULL && ty.tears_detected == 0)
 		fail_msg("negative control: unsafe mode never showed a torn page in "
