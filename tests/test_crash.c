@@ -531,7 +531,8 @@ static int walk_tree(struct walk *wk, uint32_t pgno, int depth,
 	unsigned n = ut_page_nslots(buf);
 	const uint8_t *prev = lo;
 	size_t prevl = lol;
-	int strict = 0; /* first key may equal lo (separator = first key) */
+	int strict = 0; /* first key may equal lo (separator = first key):
+			 * violation when cmp(prev, k) > -strict */
 
 	if (type == UT_PT_LEAF) {
 		if (wk->leaf_depth < 0)
@@ -546,10 +547,12 @@ static int walk_tree(struct walk *wk, uint32_t pgno, int depth,
 			size_t kl = ut_ld16(cell), vl = ut_ld32(cell + 3);
 			const uint8_t *k = cell + 7;
 			if (kl == 0 || kl > UT_MAX_KEY || 7 + kl > ut_page_cell_len(buf, i) ||
-			    (prev && keycmp(prev, prevl, k, kl) >= strict) ||
+			    (prev && keycmp(prev, prevl, k, kl) > -strict) ||
 			    (hi && keycmp(k, kl, hi, hil) >= 0)) {
-				violation(wk->c, "integrity: leaf %u key %u out of order/bounds",
-					  pgno, i);
+				violation(wk->c, "integrity: leaf %u key %u (%zu bytes, %02x..) "
+					  "out of order/bounds [%zu bytes %02x.., %zu bytes "
+					  "%02x..)", pgno, i, kl, kl ? k[0] : 0, prevl,
+					  prev && prevl ? prev[0] : 0, hil, hi && hil ? hi[0] : 0);
 				rc = -1;
 				break;
 			}
@@ -571,7 +574,7 @@ static int walk_tree(struct walk *wk, uint32_t pgno, int depth,
 				kl = ut_ld16(cell + 4);
 				k = cell + 6;
 				if (kl == 0 || kl > UT_MAX_KEY ||
-				    (prev && keycmp(prev, prevl, k, kl) >= strict) ||
+				    (prev && keycmp(prev, prevl, k, kl) > -strict) ||
 				    (hi && keycmp(k, kl, hi, hil) > 0)) {
 					violation(wk->c, "integrity: interior %u key %u out of "
 						  "order/bounds", pgno, i);
@@ -949,6 +952,18 @@ static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
 	uint64_t dry_keys = 0;
 	if (getenv("UT_CRASH_VERBOSE") && !dry.err)
 		tree_shape(d, run_protect, &dry_depth, &dry_keys);
+	if (!dry.err) {
+		/* no crash: the checker must accept the final state (guards
+		 * against false positives of the checker itself) */
+		struct check c;
+		dry.acked = w->ncommitted;
+		check_recovered(w, d, run_protect, &dry, &c);
+		if (c.msg[0]) {
+			printf("VIOLATION crash[%s] seed=%llu, no crash: %s\n",
+			       ut_protect_name(protect), (unsigned long long)seed, c.msg);
+			ty->violations++;
+		}
+	}
 	ut_simdisk_free(d);
 	if (dry.err) {
 		printf("crash[%s] seed %llu: the dry run failed: %s (%s)\n",
