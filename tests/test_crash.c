@@ -33,10 +33,10 @@
  * (check_*), sweep driver (sweep), then the bad-input tests.
  *
  * Environment (for scaling and reproduction):
- *   UT_CRASH_SEEDS=n    seeds per mode (default 12)
+ *   UT_CRASH_SEEDS=n    seeds per mode (default 14)
  *   UT_CRASH_POINTS=n   crash points per seed and mode (default 420; all
  *                       events when the workload has fewer)
- *   UT_CRASH_TXNS=n     transactions per workload (default 40)
+ *   UT_CRASH_TXNS=n     transactions per workload (default 28)
  *   UT_CRASH_SEED=s     run only seed s   \ together: the one-line
  *   UT_CRASH_POINT=n    run only point n  / reproduction of a violation
  *   UT_CRASH_MODE=m     doublewrite | atomic | unsafe: only that sweep
@@ -1001,9 +1001,9 @@ static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
 static void sweep(int protect, struct tally *ty)
 {
 	const char *only_mode = getenv("UT_CRASH_MODE");
-	long nseeds = env_long("UT_CRASH_SEEDS", 12);
+	long nseeds = env_long("UT_CRASH_SEEDS", 14);
 	long npoints = env_long("UT_CRASH_POINTS", 420);
-	long ntxn = env_long("UT_CRASH_TXNS", 40);
+	long ntxn = env_long("UT_CRASH_TXNS", 28);
 	long one_seed = env_long("UT_CRASH_SEED", -1);
 	long one_point = env_long("UT_CRASH_POINT", -1);
 	long jobs = env_long("UT_CRASH_JOBS", 2);
