@@ -8,6 +8,12 @@
 
 #include "untorn.h"
 #include "pager.h"
+#include "ut_io.h"
+
+/* ut_open on another vfs (the simulated disk of the crash tests); ut_open
+ * is this with ut_vfs_posix(). */
+int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
+		   ut_db **db);
 
 /* The pager behind an open handle. */
 ut_pager *ut_db_pager(ut_db *db);
