@@ -169,12 +169,6 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		   ut_db **out)
 {
-	return ut_db_open_vfs(ut_vfs_posix(), path, o, out);
-}
-
-int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
-		   ut_db **out)
-{
 	ut_pager_config cfg;
 	pthread_rwlockattr_t ra;
 	ut_db *db;

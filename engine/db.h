@@ -10,11 +10,6 @@
 #include "pager.h"
 #include "ut_io.h"
 
-/* ut_open on another vfs (the simulated disk of the crash tests); ut_open
- * is this with ut_vfs_posix(). */
-int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
-		   ut_db **db);
-
 /* The pager behind an open handle. */
 ut_pager *ut_db_pager(ut_db *db);
 

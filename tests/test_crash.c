@@ -61,8 +61,6 @@
 #include <sqlite3.h>
 
 #include "btree.h"
-#include "flush_atomic.h"
-#include "flush_doublewrite.h"
 #include "db.h"
 #include "page.h"
 #include "pager.h"
@@ -75,14 +73,6 @@
 #define CACHE_PAGES 16
 #define ALIVE INT64_MAX
 #define FOREIGN_BYTES (64 * 1024) /* a foreign file in place of the dw file */
-
-/* flush.h declares the atomic and doublewrite strategies' ops as WEAK
- * symbols, and a weak reference does not pull an object out of a static
- * archive: linked against libuntorn.a alone, ATOMIC/DOUBLEWRITE give
- * UT_ENOTSUP (and AUTO falls back to unsafe).  Strong references to a
- * function of each strategy file force them in.  (Engine bug, reported.) */
-void *ut_crash_force_link[] = { (void *)ut_dw_recover,
-				(void *)ut_flush_atomic_check };
 
 /* ---- small utilities --------------------------------------------------- */
 
