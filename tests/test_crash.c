@@ -327,7 +327,30 @@ struct run {
 	int err;         /* the error that stopped it (0: ran to the end) */
 	char what[160];  /* which call failed */
 	uint64_t events; /* events at the end (dry run) */
+	uint64_t *bound; /* if set: bound[i] = events before txn i begins,
+			  * bound[ntxn] = events before the final ut_close */
 };
+
+/* Prefix sharing (see crash_forked): at every transaction boundary i of
+ * one uninterrupted run, for each crash point p in [bound[i], bound[i+1])
+ * the process forks; the child arms the power cut at p and simply carries
+ * on with the same run, so it replays only transaction i (not the whole
+ * prefix) to reach p.  The simulated disk counts events absolutely and the
+ * engine has no threads, so the child sees exactly the events a fresh run
+ * crashing at p sees (UT_CRASH_POINT replays from scratch). */
+struct forker {
+	const uint64_t *pts;   /* crash points, ascending */
+	size_t npts, next;
+	const uint64_t *bound; /* from the dry run, ntxn + 2 entries */
+	uint64_t point;        /* in the child: its crash point */
+	int child;             /* 1 in a forked child */
+	int fd;                /* in the child: write end for its tally */
+	struct tally *ty;      /* the parent's tally */
+	struct workload *w;
+	int protect, run_protect;
+};
+
+static int fork_here(struct forker *fk, ut_simdisk *d, size_t i);
 
 static void open_opts(ut_options *o, int protect)
 {
@@ -339,14 +362,16 @@ static void open_opts(ut_options *o, int protect)
 
 /* Run the workload on d until it ends or an engine call fails (the power
  * cut armed at crash_at, or ENOSPC); the database is closed either way. */
-static void run_to_crash(struct workload *w, ut_simdisk *d, int protect,
-			 uint64_t crash_at, struct run *r)
+static void run_to_crash_fk(struct workload *w, ut_simdisk *d, int protect,
+			    uint64_t crash_at, struct run *r, uint64_t *bound,
+			    struct forker *fk)
 {
 	ut_options o;
 	ut_db *db = NULL;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->bound = bound;
 	open_opts(&o, protect);
 	ut_simdisk_crash_at(d, crash_at);
 	rc = ut_db_open_vfs(ut_simdisk_vfs(d), DBPATH, &o, &db);
@@ -357,6 +382,11 @@ static void run_to_crash(struct workload *w, ut_simdisk *d, int protect,
 	for (size_t i = 0; i < w->ntxn; i++) {
 		struct txn *t = &w->t[i];
 		ut_txn *tx;
+		if (r->bound)
+			r->bound[i] = ut_simdisk_event_count(d);
+		if (fk && !fk->child)
+			fork_here(fk, d, i); /* 1 in a child: it carries on
+					      * towards its crash point */
 		if ((rc = ut_begin(db, 0, &tx))) {
 			snprintf(r->what, sizeof(r->what), "txn %zu ut_begin: %s", i,
 				 ut_strerror(rc));
@@ -396,6 +426,10 @@ static void run_to_crash(struct workload *w, ut_simdisk *d, int protect,
 			goto stop;
 		}
 	}
+	if (r->bound)
+		r->bound[w->ntxn] = ut_simdisk_event_count(d);
+	if (fk && !fk->child)
+		fork_here(fk, d, w->ntxn);
 	rc = ut_close(db);
 	db = NULL;
 	if (rc)
@@ -406,6 +440,13 @@ stop:
 	r->err = rc;
 	r->crashed = ut_simdisk_crashed(d);
 	r->events = ut_simdisk_event_count(d);
+	r->bound = NULL;
+}
+
+static void run_to_crash(struct workload *w, ut_simdisk *d, int protect,
+			 uint64_t crash_at, struct run *r)
+{
+	run_to_crash_fk(w, d, protect, crash_at, r, NULL, NULL);
 }
 
 /* ---- checker ------------------------------------------------------------ */
@@ -761,6 +802,44 @@ static void check_usable(ut_db *db, uint64_t seed, struct check *c)
 		free(g);
 		free(v);
 	}
+	/* Remove the probe keys again (one more committed transaction) so the
+	 * database holds exactly the oracle state once more: a caller may
+	 * compare it with the oracle again later (the ENOSPC tests do, after
+	 * a further reboot).  Then prove they are gone. */
+	if (c->msg[0])
+		return;
+	ut_txn *t = NULL;
+	int rc = ut_begin(db, 0, &t);
+	for (int i = 0; i < 3 && rc == UT_OK; i++) {
+		uint8_t key[24];
+		snprintf((char *)key, sizeof(key), "\xff" "after-%d", i);
+		rc = ut_del(t, key, strlen((char *)key));
+	}
+	if (rc == UT_OK)
+		rc = ut_commit(t);
+	else if (t)
+		ut_abort(t);
+	if (rc) {
+		violation(c, "not usable after recovery: deleting the probe keys: "
+			  "%s (%s)", ut_strerror(rc), ut_errdetail());
+		return;
+	}
+	if ((rc = ut_begin(db, UT_RDONLY, &t)) == UT_OK) {
+		for (int i = 0; i < 3 && rc == UT_OK; i++) {
+			uint8_t key[24];
+			void *g = NULL;
+			size_t gl;
+			snprintf((char *)key, sizeof(key), "\xff" "after-%d", i);
+			int grc = ut_get(t, key, strlen((char *)key), &g, &gl);
+			free(g);
+			if (grc != UT_NOTFOUND)
+				rc = grc == UT_OK ? UT_EINVAL : grc;
+		}
+		ut_abort(t);
+	}
+	if (rc)
+		violation(c, "not usable after recovery: probe keys still there "
+			  "after their delete committed: %s", ut_strerror(rc));
 }
 
 /* Reopen after the reboot and check everything (see the top comment). */
@@ -845,20 +924,19 @@ static const char *policy_name(enum ut_simdisk_policy p)
 	}
 }
 
-/* One crash point: run, cut, reboot, check.  Returns 1 on violation. */
-static int crash_one(struct workload *w, int protect, int run_protect,
-		     uint64_t point, struct tally *ty)
+/* After the run with the power cut armed at point: reboot, check, free d.
+ * Returns 1 on violation. */
+static int crash_check(struct workload *w, ut_simdisk *d, int protect,
+		       int run_protect, uint64_t point, const struct run *rp,
+		       struct tally *ty)
 {
-	ut_simdisk *d = ut_simdisk_new();
-	struct run r;
+	struct run r = *rp;
 	struct check c;
 	enum ut_simdisk_policy pol = pick_policy(protect, point);
 	uint64_t rseed = w->seed * 1000003ull + point;
 	int bad = 0;
+	double t0;
 
-	double t0 = now_s();
-	run_to_crash(w, d, run_protect, point, &r);
-	ty->t_run += now_s() - t0;
 	if (!r.crashed) {
 		/* the dry run said event `point` happens: it must */
 		ty->nocrash++;
@@ -905,6 +983,116 @@ static int crash_one(struct workload *w, int protect, int run_protect,
 	return bad;
 }
 
+/* One crash point from scratch: run, cut, reboot, check.  1 = violation. */
+static int crash_one(struct workload *w, int protect, int run_protect,
+		     uint64_t point, struct tally *ty)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	struct run r;
+
+	double t0 = now_s();
+	run_to_crash(w, d, run_protect, point, &r);
+	ty->t_run += now_s() - t0;
+	return crash_check(w, d, protect, run_protect, point, &r, ty);
+}
+
+static void tally_add(struct tally *ty, const struct tally *t)
+{
+	ty->points += t->points;
+	ty->seeds += t->seeds;
+	ty->violations += t->violations;
+	ty->torn_repaired += t->torn_repaired;
+	ty->tears_detected += t->tears_detected;
+	ty->nocrash += t->nocrash;
+	ty->dry_failed += t->dry_failed;
+	ty->t_run += t->t_run;
+	ty->t_check += t->t_check;
+}
+
+/* At boundary i of the sharing run (see struct forker): fork one child per
+ * crash point in [bound[i], bound[i+1]), one at a time.  Returns 1 in the
+ * child (which must carry on with the run), 0 in the parent. */
+static double fork_t0;
+static int fork_here(struct forker *fk, ut_simdisk *d, size_t i)
+{
+	while (fk->next < fk->npts && fk->pts[fk->next] < fk->bound[i + 1]) {
+		uint64_t p = fk->pts[fk->next++];
+		int fds[2], status;
+		struct tally t;
+
+		if (p < fk->bound[i]) { /* cannot happen: points below bound[0]
+					 * are run from scratch */
+			crash_one(fk->w, fk->protect, fk->run_protect, p, fk->ty);
+			continue;
+		}
+		fflush(stdout);
+		if (pipe(fds))
+			fail_msg("pipe failed");
+		fork_t0 = now_s();
+		pid_t pid = fork();
+		if (pid < 0)
+			fail_msg("fork failed");
+		if (pid == 0) {
+			close(fds[0]);
+			fk->child = 1;
+			fk->point = p;
+			fk->fd = fds[1];
+			ut_simdisk_crash_at(d, p);
+			return 1;
+		}
+		close(fds[1]);
+		ssize_t n = read(fds[0], &t, sizeof(t));
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		if (n != (ssize_t)sizeof(t) || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("VIOLATION crash[%s] seed=%llu point=%llu: the checking "
+			       "process died (status 0x%x)\n"
+			       "  reproduce: UT_CRASH_MODE=%s UT_CRASH_SEED=%llu "
+			       "UT_CRASH_POINT=%llu ./test_crash\n",
+			       ut_protect_name(fk->protect), (unsigned long long)fk->w->seed,
+			       (unsigned long long)p, status, ut_protect_name(fk->protect),
+			       (unsigned long long)fk->w->seed, (unsigned long long)p);
+			fk->ty->violations++;
+			continue;
+		}
+		tally_add(fk->ty, &t);
+	}
+	return 0;
+}
+
+/* All crash points pts[] of one workload, sharing the run prefixes. */
+static void crash_forked(struct workload *w, int protect, int run_protect,
+			 const uint64_t *pts, size_t npts, const uint64_t *bound,
+			 struct tally *ty)
+{
+	struct forker fk = { .pts = pts, .npts = npts, .bound = bound, .ty = ty,
+			     .w = w, .protect = protect, .run_protect = run_protect };
+	struct run r;
+	ut_simdisk *d;
+
+	/* crash points inside the first ut_open: from scratch (short) */
+	while (fk.next < npts && pts[fk.next] < bound[0])
+		crash_one(w, protect, run_protect, pts[fk.next++], ty);
+	if (fk.next == npts)
+		return;
+	d = ut_simdisk_new();
+	run_to_crash_fk(w, d, run_protect, UT_SIMDISK_NEVER, &r, NULL, &fk);
+	if (fk.child) {
+		struct tally mine;
+		memset(&mine, 0, sizeof(mine));
+		mine.t_run = now_s() - fork_t0;
+		crash_check(w, d, protect, run_protect, fk.point, &r, &mine);
+		fflush(stdout);
+		ssize_t n = write(fk.fd, &mine, sizeof(mine));
+		_exit(n == (ssize_t)sizeof(mine) ? 0 : 1);
+	}
+	ut_simdisk_free(d);
+	/* points the sharing run never reached (it ended early): count them
+	 * as not crashed, from scratch, so they are reported */
+	while (fk.next < npts)
+		crash_one(w, protect, run_protect, pts[fk.next++], ty);
+}
+
 /* Depth and key count of the database on d (for the verbose report). */
 static void tree_shape(ut_simdisk *d, int protect, int *depth, uint64_t *nkeys)
 {
@@ -936,8 +1124,10 @@ static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
 	struct workload *w = gen_workload(seed, (size_t)ntxn);
 	struct run dry;
 	ut_simdisk *d = ut_simdisk_new();
+	uint64_t *bound = calloc((size_t)ntxn + 2, sizeof(*bound));
 
-	run_to_crash(w, d, run_protect, UT_SIMDISK_NEVER, &dry);
+	run_to_crash_fk(w, d, run_protect, UT_SIMDISK_NEVER, &dry, bound, NULL);
+	bound[ntxn + 1] = dry.events;
 	int dry_depth = -1;
 	uint64_t dry_keys = 0;
 	if (getenv("UT_CRASH_VERBOSE") && !dry.err)
@@ -960,16 +1150,19 @@ static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
 		       ut_protect_name(protect), (unsigned long long)seed, dry.what,
 		       ut_errdetail());
 		ty->dry_failed++;
+		free(bound);
 		free_workload(w);
 		return;
 	}
 	ty->seeds++;
 	uint64_t ev = dry.events;
+	uint64_t *pts = calloc(ev ? ev : 1, sizeof(*pts));
+	size_t npts = 0;
 	if (one_point >= 0) {
-		crash_one(w, protect, run_protect, (uint64_t)one_point, ty);
+		pts[npts++] = (uint64_t)one_point;
 	} else if ((uint64_t)npoints >= ev) {
 		for (uint64_t n = 0; n < ev; n++)
-			crash_one(w, protect, run_protect, n, ty);
+			pts[npts++] = n;
 	} else {
 		/* stratified sample: one random point in each of npoints
 		 * equal slices, so every region of the workload is hit */
@@ -977,9 +1170,19 @@ static void sweep_seed(int protect, int run_protect, uint64_t seed, long ntxn,
 		for (long i = 0; i < npoints; i++) {
 			uint64_t a = ev * (uint64_t)i / (uint64_t)npoints;
 			uint64_t b = ev * (uint64_t)(i + 1) / (uint64_t)npoints;
-			crash_one(w, protect, run_protect, a + rnd(&s, b - a), ty);
+			pts[npts++] = a + rnd(&s, b - a);
 		}
 	}
+	/* UT_CRASH_POINT (a reproduction) and UT_CRASH_FORK=0 run every
+	 * point from scratch; otherwise the prefixes are shared by fork */
+	if (one_point >= 0 || !env_long("UT_CRASH_FORK", 1)) {
+		for (size_t i = 0; i < npts; i++)
+			crash_one(w, protect, run_protect, pts[i], ty);
+	} else {
+		crash_forked(w, protect, run_protect, pts, npts, bound, ty);
+	}
+	free(pts);
+	free(bound);
 	if (getenv("UT_CRASH_VERBOSE"))
 		printf("  seed %llu: %llu events, %lld commits, tree depth %d, "
 		       "%llu keys\n", (unsigned long long)seed,
@@ -1063,15 +1266,7 @@ static void sweep(int protect, struct tally *ty)
 				ty->dry_failed++;
 				continue;
 			}
-			ty->points += t.points;
-			ty->seeds += t.seeds;
-			ty->violations += t.violations;
-			ty->torn_repaired += t.torn_repaired;
-			ty->tears_detected += t.tears_detected;
-			ty->nocrash += t.nocrash;
-			ty->dry_failed += t.dry_failed;
-			ty->t_run += t.t_run;
-			ty->t_check += t.t_check;
+			tally_add(ty, &t);
 		}
 	}
 	if (protect == UT_PROTECT_UNSAFE)
