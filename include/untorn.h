@@ -147,6 +147,34 @@ const char *ut_errdetail(void);
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
 const char *ut_protect_name(int protect);
 
+
+/* ------------------------------------------------------------------------
+ * Requested by tools/ (untorn check, tests/test_differential.c); to be
+ * implemented in engine/ by the engine owner.
+ *
+ * ut_check verifies the whole database as it is on disk plus in the cache:
+ * every page's checksum, and every B+tree invariant (keys sorted within and
+ * across pages, separator keys bounding their subtrees, equal leaf depth,
+ * sibling links, overflow chains, free-list pages unreferenced by the tree,
+ * every page reachable exactly once).  It must not be called with a write
+ * transaction open in another thread (it takes a read transaction).
+ * One line per problem goes to report (may be NULL), prefixed "page N: ".
+ * Returns UT_OK when clean, UT_ECORRUPT when any problem was found, another
+ * negative code when the check itself could not run.  res may be NULL.
+ */
+#include <stdio.h>
+
+typedef struct ut_check_result {
+	uint64_t pages_total;      /* pages in the file */
+	uint64_t pages_checked;    /* pages whose checksum was verified */
+	uint64_t bad_checksums;    /* pages failing their checksum */
+	uint64_t invariant_errors; /* B+tree / free-list problems found */
+	uint64_t keys;             /* keys found in leaves */
+	uint32_t depth;            /* tree height (1 = the root is a leaf) */
+} ut_check_result;
+
+int ut_check(ut_db *db, FILE *report, ut_check_result *res);
+
 #ifdef __cplusplus
 }
 #endif
