@@ -488,10 +488,213 @@ static int run_sqlite(const struct cfg *c, struct result *r)
 	return 0;
 }
 
+#ifdef UT_BENCH_LMDB
+#include <lmdb.h>
+
+/* LMDB: one file (MDB_NOSUBDIR), MDB_NOSYNC; no cache setting exists, its
+ * "cache" is the page cache through the read-only map. */
+static int run_lmdb(const struct cfg *c, struct result *r)
+{
+	char path[1024];
+	MDB_env *env;
+	MDB_txn *t = NULL;
+	MDB_dbi dbi;
+	unsigned char k[KEY_LEN], v[VAL_LEN];
+	struct rng rg = { c->seed ^ 0x1234 };
+	int rc;
+
+	path_of(c, "lmdb", path, sizeof(path));
+	remove_db(path);
+	if ((rc = mdb_env_create(&env)) ||
+	    (rc = mdb_env_set_mapsize(env, (size_t)c->n * 1024 + (1ull << 30))) ||
+	    (rc = mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOSYNC | MDB_NOMETASYNC,
+			       0644)))
+		FAIL(r, "lmdb open: %s", mdb_strerror(rc));
+	if ((rc = mdb_txn_begin(env, NULL, 0, &t)) || (rc = mdb_dbi_open(t, NULL, 0, &dbi)) ||
+	    (rc = mdb_txn_commit(t)))
+		FAIL(r, "lmdb dbi: %s", mdb_strerror(rc));
+	t = NULL;
+	for (int ph = PH_LOAD; ph <= PH_UPDATE; ph++) {
+		PHASE_BEGIN(ph);
+		for (long i = 0; i < c->n; i++) {
+			long j = ph == PH_LOAD ? i : rnd_below(&rg, c->n);
+			MDB_val mk = { KEY_LEN, k }, mv = { VAL_LEN, v };
+
+			if (!t && (rc = mdb_txn_begin(env, NULL,
+						     ph == PH_GET ? MDB_RDONLY : 0, &t)))
+				FAIL(r, "lmdb begin: %s", mdb_strerror(rc));
+			make_key(c, j, k);
+			if (ph == PH_GET) {
+				if ((rc = mdb_get(t, dbi, &mk, &mv)))
+					FAIL(r, "lmdb get: %s", mdb_strerror(rc));
+				if (mv.mv_size != VAL_LEN || memcmp(mv.mv_data, k, KEY_LEN))
+					FAIL(r, "lmdb get: wrong value");
+			} else {
+				make_val(j, ph == PH_UPDATE, k, v);
+				if ((rc = mdb_put(t, dbi, &mk, &mv, 0)))
+					FAIL(r, "lmdb put: %s", mdb_strerror(rc));
+			}
+			if ((i + 1) % c->batch == 0 || i + 1 == c->n) {
+				if ((rc = mdb_txn_commit(t)))
+					FAIL(r, "lmdb commit: %s", mdb_strerror(rc));
+				t = NULL;
+			}
+		}
+		PHASE_END(r, ph, c->n);
+	}
+	{
+		MDB_cursor *cur;
+		MDB_val mk, mv;
+		long n = 0;
+		uint64_t sum = 0;
+
+		PHASE_BEGIN(PH_SCAN);
+		if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &t)) ||
+		    (rc = mdb_cursor_open(t, dbi, &cur)))
+			FAIL(r, "lmdb scan: %s", mdb_strerror(rc));
+		for (rc = mdb_cursor_get(cur, &mk, &mv, MDB_FIRST); rc == 0;
+		     rc = mdb_cursor_get(cur, &mk, &mv, MDB_NEXT)) {
+			sum += mv.mv_size + ((unsigned char *)mv.mv_data)[mv.mv_size - 1];
+			n++;
+		}
+		mdb_cursor_close(cur);
+		mdb_txn_abort(t);
+		PHASE_END(r, PH_SCAN, n);
+		if (n != c->n)
+			FAIL(r, "lmdb scan saw %ld keys (sum %llu)", n,
+			     (unsigned long long)sum);
+	}
+	mdb_env_close(env);
+	snprintf(r->note, sizeof(r->note), "%s, MDB_NOSYNC, RSS includes the map",
+		 mdb_version(NULL, NULL, NULL));
+	r->file_bytes = files_size(path);
+	if (!c->keep)
+		remove_db(path);
+	return 0;
+}
+#endif
+
+#ifdef UT_BENCH_ROCKSDB
+#include <rocksdb/c.h>
+
+/* RocksDB: LRU block cache of the same size, WAL on, sync off; one
+ * WriteBatch per transaction. */
+static int run_rocksdb(const struct cfg *c, struct result *r)
+{
+	char path[1024];
+	char *err = NULL;
+	rocksdb_options_t *o = rocksdb_options_create();
+	rocksdb_block_based_table_options_t *bo = rocksdb_block_based_options_create();
+	rocksdb_cache_t *cache = rocksdb_cache_create_lru(c->cache_mib << 20);
+	rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	rocksdb_t *db;
+	unsigned char k[KEY_LEN], v[VAL_LEN];
+	struct rng rg = { c->seed ^ 0x1234 };
+
+	path_of(c, "rocksdb", path, sizeof(path));
+	{
+		char cmd[1200];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%.1000s'", path);
+		if (system(cmd)) { /* best effort */ }
+	}
+	rocksdb_block_based_options_set_block_cache(bo, cache);
+	rocksdb_options_set_block_based_table_factory(o, bo);
+	rocksdb_options_set_create_if_missing(o, 1);
+	rocksdb_writeoptions_set_sync(wo, 0);
+	db = rocksdb_open(o, path, &err);
+	if (err)
+		FAIL(r, "rocksdb_open: %s", err);
+	for (int ph = PH_LOAD; ph <= PH_UPDATE; ph++) {
+		PHASE_BEGIN(ph);
+		for (long i = 0; i < c->n; i++) {
+			long j = ph == PH_LOAD ? i : rnd_below(&rg, c->n);
+
+			make_key(c, j, k);
+			if (ph == PH_GET) {
+				size_t vl;
+				char *val = rocksdb_get(db, ro, (const char *)k, KEY_LEN,
+							&vl, &err);
+
+				if (err || !val || vl != VAL_LEN || memcmp(val, k, KEY_LEN))
+					FAIL(r, "rocksdb get: %s", err ? err : "wrong value");
+				rocksdb_free(val);
+				continue;
+			}
+			make_val(j, ph == PH_UPDATE, k, v);
+			rocksdb_writebatch_put(wb, (const char *)k, KEY_LEN,
+					       (const char *)v, VAL_LEN);
+			if ((i + 1) % c->batch == 0 || i + 1 == c->n) {
+				rocksdb_write(db, wo, wb, &err);
+				if (err)
+					FAIL(r, "rocksdb write: %s", err);
+				rocksdb_writebatch_clear(wb);
+			}
+		}
+		PHASE_END(r, ph, c->n);
+	}
+	{
+		rocksdb_iterator_t *it;
+		long n = 0;
+		uint64_t sum = 0;
+
+		PHASE_BEGIN(PH_SCAN);
+		it = rocksdb_create_iterator(db, ro);
+		for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it);
+		     rocksdb_iter_next(it)) {
+			size_t kl, vl;
+			const char *vv;
+
+			(void)rocksdb_iter_key(it, &kl);
+			vv = rocksdb_iter_value(it, &vl);
+			sum += vl + (unsigned char)vv[vl - 1];
+			n++;
+		}
+		rocksdb_iter_destroy(it);
+		PHASE_END(r, PH_SCAN, n);
+		if (n != c->n)
+			FAIL(r, "rocksdb scan saw %ld keys (sum %llu)", n,
+			     (unsigned long long)sum);
+	}
+	rocksdb_close(db);
+	rocksdb_writebatch_destroy(wb);
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_writeoptions_destroy(wo);
+	rocksdb_options_destroy(o);
+	rocksdb_block_based_options_destroy(bo);
+	rocksdb_cache_destroy(cache);
+	snprintf(r->note, sizeof(r->note), "WAL on, sync off, LRU block cache");
+	{
+		char cmd[1200];
+
+		snprintf(cmd, sizeof(cmd), "du -sb '%.1000s' 2>/dev/null", path);
+		FILE *p = popen(cmd, "r");
+
+		if (p) {
+			if (fscanf(p, "%lld", &r->file_bytes) != 1)
+				r->file_bytes = 0;
+			pclose(p);
+		}
+		if (!c->keep) {
+			snprintf(cmd, sizeof(cmd), "rm -rf '%.1000s'", path);
+			if (system(cmd)) { /* best effort */ }
+		}
+	}
+	return 0;
+}
+#endif
+
 static const struct engine engines[] = {
 	{ "untorn", run_untorn },
 	{ "sqlite", run_sqlite },
-	/* lmdb, rocksdb: to come (bench/CMakeLists.txt already detects them) */
+#ifdef UT_BENCH_LMDB
+	{ "lmdb", run_lmdb },
+#endif
+#ifdef UT_BENCH_ROCKSDB
+	{ "rocksdb", run_rocksdb },
+#endif
 };
 #define NENG (sizeof(engines) / sizeof(engines[0]))
 
@@ -542,7 +745,8 @@ static void usage(FILE *f)
 		"  -b BATCH    operations per transaction (default 1000)\n"
 		"  -c MIB      cache for every engine (default 64)\n"
 		"  -d DIR      where the database files go (default .)\n"
-		"  -e LIST     engines, comma-separated (default untorn,sqlite)\n"
+		"  -e LIST     engines, comma-separated, or all (default untorn,sqlite;\n"
+		"              lmdb and rocksdb when built with them)\n"
 		"  -p MODE     untorn protection: auto|atomic|doublewrite|unsafe\n"
 		"  -s SEED     key order seed (default 1)\n"
 		"  -k          keep the database files\n");
@@ -580,6 +784,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
+	if (!strcmp(list, "all"))
+		list = "untorn,sqlite,lmdb,rocksdb";
 	for (size_t i = 0; i < NENG; i++) {
 		const char *p = strstr(list, engines[i].name);
 		size_t l = strlen(engines[i].name);
@@ -590,6 +796,7 @@ int main(int argc, char **argv)
 	printf("bench_kv: %ld keys of %d bytes, values of %d bytes, %ld ops per "
 	       "transaction, cache %zu MiB, sync off, dir %s\n\n",
 	       c.n, KEY_LEN, VAL_LEN, c.batch, c.cache_mib, c.dir);
+	fflush(stdout);
 	for (size_t i = 0; i < NENG; i++) {
 		if (!sel[i])
 			continue;
