@@ -1,0 +1,801 @@
+/*
+ * engine/btree.c - B+tree search, insert with splits, delete with merges,
+ * overflow chains and cursors (contract in btree.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "btree.h"
+
+#define LEAF_HDR 7u
+#define INT_HDR 6u
+#define MAX_CELLS (UT_PG_USABLE / (UT_PG_SLOT + LEAF_HDR) + 2)
+#define UNDERFULL (UT_PG_USABLE / 4)
+
+struct path {
+	int depth; /* interior levels: pgno[0] = root ... pgno[depth-1] */
+	uint32_t pgno[UT_BT_MAXDEPTH];
+	unsigned idx[UT_BT_MAXDEPTH]; /* child index taken; nslots = right */
+	int rightmost;                /* every idx was the right pointer */
+};
+
+static inline int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	size_t n = al < bl ? al : bl;
+	int c = memcmp(a, b, n);
+
+	if (c)
+		return c;
+	return al < bl ? -1 : al > bl;
+}
+
+/* ---- cell accessors -------------------------------------------------- */
+
+static inline void leaf_key(uint8_t *p, unsigned i, const uint8_t **k, size_t *kl)
+{
+	uint8_t *c = ut_page_cell(p, i);
+
+	*kl = ut_ld16(c);
+	*k = c + LEAF_HDR;
+}
+
+static inline void int_key(uint8_t *p, unsigned i, const uint8_t **k, size_t *kl)
+{
+	uint8_t *c = ut_page_cell(p, i);
+
+	*kl = ut_ld16(c + 4);
+	*k = c + INT_HDR;
+}
+
+static inline uint32_t child_at(uint8_t *p, unsigned i)
+{
+	return i < ut_page_nslots(p) ? ut_ld32(ut_page_cell(p, i)) : ut_page_right(p);
+}
+
+static inline void set_child_at(uint8_t *p, unsigned i, uint32_t child)
+{
+	if (i < ut_page_nslots(p))
+		ut_st32(ut_page_cell(p, i), child);
+	else
+		ut_page_set_right(p, child);
+}
+
+/* First slot whose key >= key; *found when equal. */
+static unsigned leaf_search(uint8_t *p, const uint8_t *key, size_t klen, int *found)
+{
+	unsigned lo = 0, hi = ut_page_nslots(p);
+
+	*found = 0;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		const uint8_t *k;
+		size_t kl;
+		leaf_key(p, mid, &k, &kl);
+		int c = keycmp(k, kl, key, klen);
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			if (c == 0)
+				*found = 1;
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+/* Child index for key: first slot whose key > key (nslots = right). */
+static unsigned int_search(uint8_t *p, const uint8_t *key, size_t klen)
+{
+	unsigned lo = 0, hi = ut_page_nslots(p);
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		const uint8_t *k;
+		size_t kl;
+		int_key(p, mid, &k, &kl);
+		if (keycmp(k, kl, key, klen) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int bad_page(ut_pager *p, uint32_t pgno, const char *what)
+{
+	ut_set_errdetail("%s: page %u: %s", ut_pager_path(p), pgno, what);
+	return UT_ECORRUPT;
+}
+
+/* Descend to the leaf for key (key NULL: leftmost), recording the path. */
+static int descend(ut_pager *p, const uint8_t *key, size_t klen,
+		   struct path *pa, ut_pg **leaf)
+{
+	uint32_t pgno = ut_pager_root(p);
+	ut_pg *pg;
+	int rc;
+
+	pa->depth = 0;
+	pa->rightmost = 1;
+	for (;;) {
+		if ((rc = ut_pager_get(p, pgno, &pg)))
+			return rc;
+		int t = ut_page_type(pg->data);
+		if (t == UT_PT_LEAF) {
+			*leaf = pg;
+			return UT_OK;
+		}
+		if (t != UT_PT_INTERIOR || pa->depth >= UT_BT_MAXDEPTH) {
+			ut_pager_release(p, pg);
+			return bad_page(p, pgno, "not a tree page, or tree too deep");
+		}
+		unsigned i = key ? int_search(pg->data, key, klen) : 0;
+		if (i != ut_page_nslots(pg->data))
+			pa->rightmost = 0;
+		pa->pgno[pa->depth] = pgno;
+		pa->idx[pa->depth] = i;
+		pa->depth++;
+		pgno = child_at(pg->data, i);
+		ut_pager_release(p, pg);
+	}
+}
+
+/* ---- overflow chains ------------------------------------------------- */
+
+static int ovfl_write(ut_pager *p, const uint8_t *val, size_t vlen, uint32_t *head)
+{
+	ut_pg *prev = NULL, *pg;
+	size_t off = 0;
+	int rc;
+
+	*head = 0;
+	while (off < vlen) {
+		size_t n = vlen - off < UT_OVFL_CAP ? vlen - off : UT_OVFL_CAP;
+		if ((rc = ut_pager_alloc(p, UT_PT_OVERFLOW, &pg))) {
+			ut_pager_release(p, prev);
+			return rc;
+		}
+		memcpy(pg->data + UT_PG_HDR, val + off, n);
+		ut_page_set_aux(pg->data, (uint32_t)n);
+		if (prev) {
+			ut_page_set_right(prev->data, pg->pgno);
+			ut_pager_release(p, prev);
+		} else {
+			*head = pg->pgno;
+		}
+		prev = pg;
+		off += n;
+	}
+	ut_pager_release(p, prev);
+	return UT_OK;
+}
+
+static int ovfl_read(ut_pager *p, uint32_t pgno, uint8_t *out, size_t vlen)
+{
+	size_t off = 0;
+	ut_pg *pg;
+	int rc;
+
+	while (off < vlen) {
+		if (pgno == 0)
+			return bad_page(p, pgno, "overflow chain ends early");
+		if ((rc = ut_pager_get(p, pgno, &pg)))
+			return rc;
+		uint32_t n = ut_page_aux(pg->data);
+		if (ut_page_type(pg->data) != UT_PT_OVERFLOW || n == 0 ||
+		    n > UT_OVFL_CAP || n > vlen - off) {
+			ut_pager_release(p, pg);
+			return bad_page(p, pgno, "bad overflow page");
+		}
+		memcpy(out + off, pg->data + UT_PG_HDR, n);
+		off += n;
+		pgno = ut_page_right(pg->data);
+		ut_pager_release(p, pg);
+	}
+	return UT_OK;
+}
+
+static int ovfl_free(ut_pager *p, uint32_t pgno)
+{
+	ut_pg *pg;
+	int rc;
+
+	while (pgno) {
+		if ((rc = ut_pager_get(p, pgno, &pg)))
+			return rc;
+		if (ut_page_type(pg->data) != UT_PT_OVERFLOW) {
+			ut_pager_release(p, pg);
+			return bad_page(p, pgno, "bad overflow page");
+		}
+		uint32_t next = ut_page_right(pg->data);
+		if ((rc = ut_pager_free(p, pg)))
+			return rc;
+		pgno = next;
+	}
+	return UT_OK;
+}
+
+/* Value of leaf cell c; *ovfl set to the chain head when not inline. */
+static inline void cell_value(const uint8_t *c, const uint8_t **v, size_t *vl,
+			      uint32_t *ovfl)
+{
+	size_t kl = ut_ld16(c);
+
+	*vl = ut_ld32(c + 3);
+	*ovfl = (c[2] & UT_CELL_OVFL) ? ut_ld32(c + LEAF_HDR + kl) : 0;
+	*v = c + LEAF_HDR + kl;
+}
+
+/* ---- get ------------------------------------------------------------- */
+
+int ut_bt_get(ut_pager *p, const void *key, size_t klen, void **val, size_t *vlen)
+{
+	struct path pa;
+	ut_pg *leaf;
+	int found, rc;
+
+	if ((rc = descend(p, key, klen, &pa, &leaf)))
+		return rc;
+	unsigned i = leaf_search(leaf->data, key, klen, &found);
+	if (!found) {
+		ut_pager_release(p, leaf);
+		return UT_NOTFOUND;
+	}
+	const uint8_t *v;
+	size_t vl;
+	uint32_t ovfl;
+	cell_value(ut_page_cell(leaf->data, i), &v, &vl, &ovfl);
+	uint8_t *out = malloc(vl ? vl : 1);
+	if (!out) {
+		ut_pager_release(p, leaf);
+		return UT_ENOMEM;
+	}
+	if (ovfl) {
+		ut_pager_release(p, leaf);
+		rc = ovfl_read(p, ovfl, out, vl);
+		if (rc) {
+			free(out);
+			return rc;
+		}
+	} else {
+		memcpy(out, v, vl);
+		ut_pager_release(p, leaf);
+	}
+	*val = out;
+	*vlen = vl;
+	return UT_OK;
+}
+
+int ut_bt_depth(ut_pager *p, int *depth)
+{
+	struct path pa;
+	ut_pg *leaf;
+	int rc = descend(p, NULL, 0, &pa, &leaf);
+
+	if (rc)
+		return rc;
+	ut_pager_release(p, leaf);
+	*depth = pa.depth + 1;
+	return UT_OK;
+}
+
+/* ---- insert with splits ---------------------------------------------- */
+
+struct ent {
+	const uint8_t *p;
+	unsigned len;
+};
+
+static int fill(uint8_t *page, const struct ent *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ut_page_insert(page, ut_page_nslots(page), e[i].p, e[i].len))
+			return -1;
+	return 0;
+}
+
+/* Build an interior cell (child, key) into buf; returns its length. */
+static unsigned make_int_cell(uint8_t *buf, uint32_t child, const uint8_t *k, size_t kl)
+{
+	ut_st32(buf, child);
+	ut_st16(buf + 4, (uint16_t)kl);
+	memcpy(buf + INT_HDR, k, kl);
+	return INT_HDR + (unsigned)kl;
+}
+
+/* Insert cell at slot pos of page pg (pinned, writable) at tree level
+ * `level` (pa->depth = leaf level), splitting upward as needed.  Consumes
+ * the pin on pg. */
+static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
+			unsigned pos, const uint8_t *cell, unsigned len)
+{
+	static _Thread_local uint8_t scratch[UT_PAGE_SIZE];
+	static _Thread_local struct ent e[MAX_CELLS + 1];
+	uint8_t sepbuf[2][INT_HDR + UT_MAX_KEY];
+	int which = 0, rc;
+
+	for (;;) {
+		if (ut_page_insert(pg->data, pos, cell, len) == 0) {
+			ut_pager_release(p, pg);
+			return UT_OK;
+		}
+		int type = ut_page_type(pg->data);
+		unsigned n = ut_page_nslots(pg->data);
+		uint32_t oldright = ut_page_right(pg->data);
+		size_t total = 0;
+		ut_pg *np;
+
+		memcpy(scratch, pg->data, UT_PAGE_SIZE);
+		for (unsigned i = 0, j = 0; i <= n; i++) {
+			if (i == pos) {
+				e[i].p = cell;
+				e[i].len = len;
+			} else {
+				e[i].p = ut_page_cell(scratch, j);
+				e[i].len = ut_page_cell_len(scratch, j);
+				j++;
+			}
+			total += e[i].len + UT_PG_SLOT;
+		}
+		/* entries e[0..n] */
+		unsigned k;
+		int append = pa->rightmost && pos == n;
+		if (type == UT_PT_LEAF) {
+			if (append) {
+				k = n;
+			} else {
+				size_t acc = 0;
+				for (k = 0; k < n && acc + e[k].len + UT_PG_SLOT <= total / 2; k++)
+					acc += e[k].len + UT_PG_SLOT;
+				if (k == 0)
+					k = 1;
+			}
+		} else {
+			if (append) {
+				k = n;
+			} else {
+				size_t acc = 0;
+				for (k = 0; k < n && acc + e[k].len + UT_PG_SLOT <= total / 2; k++)
+					acc += e[k].len + UT_PG_SLOT;
+				if (k == 0 && n > 1)
+					k = 1;
+			}
+		}
+		if ((rc = ut_pager_alloc(p, type, &np))) {
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		uint8_t *sep = sepbuf[which ^= 1];
+		unsigned seplen;
+		const uint8_t *sk;
+		size_t skl;
+		ut_page_init(pg->data, pg->pgno, type);
+		if (type == UT_PT_LEAF) {
+			/* left e[0..k), right e[k..n] */
+			skl = ut_ld16(e[k].p);
+			sk = e[k].p + LEAF_HDR;
+			seplen = make_int_cell(sep, pg->pgno, sk, skl);
+			rc = fill(pg->data, e, k) | fill(np->data, e + k, n + 1 - k);
+		} else {
+			/* left e[0..k), e[k] moves up, right e[k+1..n] */
+			skl = ut_ld16(e[k].p + 4);
+			sk = e[k].p + INT_HDR;
+			seplen = make_int_cell(sep, pg->pgno, sk, skl);
+			rc = fill(pg->data, e, k) | fill(np->data, e + k + 1, n - k);
+			ut_page_set_right(pg->data, ut_ld32(e[k].p));
+			ut_page_set_right(np->data, oldright);
+		}
+		if (rc) { /* cannot happen with the cell size limits */
+			ut_pager_release(p, np);
+			ut_pager_release(p, pg);
+			return bad_page(p, pg->pgno, "split does not fit");
+		}
+		uint32_t leftno = pg->pgno, rightno = np->pgno;
+		ut_pager_release(p, np);
+		ut_pager_release(p, pg);
+		if (level == 0) {
+			ut_pg *root;
+			if ((rc = ut_pager_alloc(p, UT_PT_INTERIOR, &root)))
+				return rc;
+			ut_page_insert(root->data, 0, sep, seplen);
+			ut_page_set_right(root->data, rightno);
+			rc = ut_pager_set_root(p, root->pgno);
+			ut_pager_release(p, root);
+			return rc;
+		}
+		level--;
+		if ((rc = ut_pager_get(p, pa->pgno[level], &pg)))
+			return rc;
+		if ((rc = ut_pager_write(p, pg))) {
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		pos = pa->idx[level];
+		if (child_at(pg->data, pos) != leftno) {
+			ut_pager_release(p, pg);
+			return bad_page(p, pa->pgno[level], "child pointer mismatch");
+		}
+		set_child_at(pg->data, pos, rightno);
+		cell = sep;
+		len = seplen;
+	}
+}
+
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	uint8_t cell[UT_BT_MAX_LOCAL];
+	unsigned len;
+	struct path pa;
+	ut_pg *leaf;
+	int found, rc;
+	uint32_t ovfl = 0;
+
+	if ((rc = descend(p, key, klen, &pa, &leaf)))
+		return rc;
+	if ((rc = ut_pager_write(p, leaf))) {
+		ut_pager_release(p, leaf);
+		return rc;
+	}
+	unsigned i = leaf_search(leaf->data, key, klen, &found);
+
+	ut_st16(cell, (uint16_t)klen);
+	ut_st32(cell + 3, (uint32_t)vlen);
+	memcpy(cell + LEAF_HDR, key, klen);
+	if (LEAF_HDR + klen + vlen <= UT_BT_MAX_LOCAL) {
+		cell[2] = 0;
+		if (vlen)
+			memcpy(cell + LEAF_HDR + klen, val, vlen);
+		len = LEAF_HDR + (unsigned)(klen + vlen);
+	} else {
+		cell[2] = UT_CELL_OVFL;
+		if ((rc = ovfl_write(p, val, vlen, &ovfl))) {
+			ut_pager_release(p, leaf);
+			return rc;
+		}
+		ut_st32(cell + LEAF_HDR + klen, ovfl);
+		len = LEAF_HDR + (unsigned)klen + 4;
+	}
+	if (found) {
+		const uint8_t *v;
+		size_t vl;
+		uint32_t old;
+		cell_value(ut_page_cell(leaf->data, i), &v, &vl, &old);
+		if (old && (rc = ovfl_free(p, old))) {
+			ut_pager_release(p, leaf);
+			return rc;
+		}
+		if (ut_page_replace(leaf->data, i, cell, len) == 0) {
+			ut_pager_release(p, leaf);
+			return UT_OK;
+		}
+		ut_page_delete(leaf->data, i);
+	}
+	return insert_split(p, &pa, pa.depth, leaf, i, cell, len);
+}
+
+/* ---- delete with merges ---------------------------------------------- */
+
+static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out)
+{
+	int rc = ut_pager_get(p, pgno, out);
+
+	if (rc)
+		return rc;
+	if ((rc = ut_pager_write(p, *out))) {
+		ut_pager_release(p, *out);
+		return rc;
+	}
+	return UT_OK;
+}
+
+/* Remove the pointer at pa->idx[level] from the interior page at `level`
+ * (the child was freed); the page keeps its pin and stays writable. */
+static void drop_child(uint8_t *page, unsigned idx)
+{
+	unsigned n = ut_page_nslots(page);
+
+	if (idx < n) {
+		ut_page_delete(page, idx);
+	} else {
+		ut_page_set_right(page, child_at(page, n - 1));
+		ut_page_delete(page, n - 1);
+	}
+}
+
+/* Merge the two children of parent at slots a and a+1 if they fit in one
+ * page; returns 1 if merged, 0 if not, negative on error. */
+static int try_merge(ut_pager *p, ut_pg *parent, unsigned a)
+{
+	ut_pg *l, *r;
+	int rc, merged = 0;
+	uint32_t lno = child_at(parent->data, a), rno = child_at(parent->data, a + 1);
+
+	if ((rc = get_w(p, lno, &l)))
+		return rc;
+	if ((rc = get_w(p, rno, &r))) {
+		ut_pager_release(p, l);
+		return rc;
+	}
+	int type = ut_page_type(l->data);
+	if (type != ut_page_type(r->data)) {
+		ut_pager_release(p, l);
+		ut_pager_release(p, r);
+		return bad_page(p, rno, "sibling of another type");
+	}
+	unsigned need = ut_page_used(l->data) + ut_page_used(r->data);
+	uint8_t sep[INT_HDR + UT_MAX_KEY];
+	unsigned seplen = 0;
+	if (type == UT_PT_INTERIOR) {
+		const uint8_t *k;
+		size_t kl;
+		int_key(parent->data, a, &k, &kl);
+		seplen = make_int_cell(sep, ut_page_right(l->data), k, kl);
+		need += seplen + UT_PG_SLOT;
+	}
+	if (need <= UT_PG_USABLE) {
+		uint8_t *L = l->data, *R = r->data;
+		if (type == UT_PT_INTERIOR) {
+			ut_page_insert(L, ut_page_nslots(L), sep, seplen);
+			ut_page_set_right(L, ut_page_right(R));
+		}
+		for (unsigned i = 0; i < ut_page_nslots(R); i++)
+			ut_page_insert(L, ut_page_nslots(L), ut_page_cell(R, i),
+				       ut_page_cell_len(R, i));
+		/* parent: slot a+1 now points to l, slot a goes away */
+		set_child_at(parent->data, a + 1, lno);
+		ut_page_delete(parent->data, a);
+		ut_pager_release(p, l);
+		if ((rc = ut_pager_free(p, r)))
+			return rc;
+		merged = 1;
+	} else {
+		ut_pager_release(p, l);
+		ut_pager_release(p, r);
+	}
+	return merged;
+}
+
+/* After a delete at tree level `level` of page pg (pinned, writable):
+ * free empty pages, merge underfull ones, collapse the root. */
+static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
+{
+	int rc;
+
+	for (;;) {
+		unsigned n = ut_page_nslots(pg->data);
+		int type = ut_page_type(pg->data);
+		if (level == 0) {
+			/* root: an interior root with one child hands over */
+			while (type == UT_PT_INTERIOR && n == 0) {
+				uint32_t child = ut_page_right(pg->data);
+				if ((rc = ut_pager_set_root(p, child)) ||
+				    (rc = ut_pager_free(p, pg)))
+					return rc;
+				if ((rc = get_w(p, child, &pg)))
+					return rc;
+				n = ut_page_nslots(pg->data);
+				type = ut_page_type(pg->data);
+			}
+			ut_pager_release(p, pg);
+			return UT_OK;
+		}
+		ut_pg *parent;
+		unsigned pidx = pa->idx[level - 1];
+		if (type == UT_PT_LEAF && n == 0) {
+			/* empty leaf: unlink and free it, and any ancestor left
+			 * without children */
+			if ((rc = ut_pager_free(p, pg)))
+				return rc;
+			for (;;) {
+				level--;
+				if ((rc = get_w(p, pa->pgno[level], &parent)))
+					return rc;
+				if (ut_page_nslots(parent->data) > 0 || level == 0)
+					break;
+				if ((rc = ut_pager_free(p, parent)))
+					return rc;
+			}
+			if (ut_page_nslots(parent->data) == 0) {
+				/* the root lost its only child: empty tree */
+				ut_page_init(parent->data, parent->pgno, UT_PT_LEAF);
+				ut_pager_release(p, parent);
+				return UT_OK;
+			}
+			drop_child(parent->data, pa->idx[level]);
+			pg = parent;
+			continue;
+		}
+		if (ut_page_used(pg->data) >= UNDERFULL) {
+			ut_pager_release(p, pg);
+			return UT_OK;
+		}
+		ut_pager_release(p, pg);
+		if ((rc = get_w(p, pa->pgno[level - 1], &parent)))
+			return rc;
+		unsigned pn = ut_page_nslots(parent->data);
+		if (pn > 0) {
+			unsigned a = pidx < pn ? pidx : pidx - 1;
+			rc = try_merge(p, parent, a);
+			if (rc < 0) {
+				ut_pager_release(p, parent);
+				return rc;
+			}
+		}
+		pg = parent;
+		level--;
+	}
+}
+
+int ut_bt_del(ut_pager *p, const void *key, size_t klen)
+{
+	struct path pa;
+	ut_pg *leaf;
+	int found, rc;
+
+	if ((rc = descend(p, key, klen, &pa, &leaf)))
+		return rc;
+	unsigned i = leaf_search(leaf->data, key, klen, &found);
+	if (!found) {
+		ut_pager_release(p, leaf);
+		return UT_NOTFOUND;
+	}
+	if ((rc = ut_pager_write(p, leaf))) {
+		ut_pager_release(p, leaf);
+		return rc;
+	}
+	const uint8_t *v;
+	size_t vl;
+	uint32_t ovfl;
+	cell_value(ut_page_cell(leaf->data, i), &v, &vl, &ovfl);
+	if (ovfl && (rc = ovfl_free(p, ovfl))) {
+		ut_pager_release(p, leaf);
+		return rc;
+	}
+	ut_page_delete(leaf->data, i);
+	return rebalance(p, &pa, pa.depth, leaf);
+}
+
+/* ---- cursors --------------------------------------------------------- */
+
+void ut_btcur_init(ut_btcur *c, ut_pager *p)
+{
+	memset(c, 0, sizeof(*c));
+	c->pager = p;
+}
+
+void ut_btcur_reset(ut_btcur *c)
+{
+	if (c->leaf)
+		ut_pager_release(c->pager, c->leaf);
+	c->leaf = NULL;
+	c->valid = 0;
+}
+
+void ut_btcur_fini(ut_btcur *c)
+{
+	ut_btcur_reset(c);
+	free(c->vbuf);
+	c->vbuf = NULL;
+	c->vcap = 0;
+}
+
+/* Move to the first entry of the next non-empty leaf. */
+static int next_leaf(ut_btcur *c)
+{
+	ut_pager *p = c->pager;
+	ut_pg *pg;
+	int rc;
+
+	for (;;) {
+		int lvl;
+		if (c->leaf)
+			ut_pager_release(p, c->leaf);
+		c->leaf = NULL;
+		c->valid = 0;
+		uint32_t child = 0;
+		for (lvl = c->depth - 1; lvl >= 0; lvl--) {
+			if ((rc = ut_pager_get(p, c->pgno[lvl], &pg)))
+				return rc;
+			if (c->idx[lvl] < ut_page_nslots(pg->data)) {
+				c->idx[lvl]++;
+				child = child_at(pg->data, c->idx[lvl]);
+				ut_pager_release(p, pg);
+				break;
+			}
+			ut_pager_release(p, pg);
+		}
+		if (lvl < 0)
+			return UT_NOTFOUND;
+		/* leftmost descent below level lvl */
+		for (int l = lvl + 1;; l++) {
+			if ((rc = ut_pager_get(p, child, &pg)))
+				return rc;
+			int t = ut_page_type(pg->data);
+			if (t == UT_PT_LEAF) {
+				c->depth = l;
+				break;
+			}
+			if (t != UT_PT_INTERIOR || l >= UT_BT_MAXDEPTH) {
+				ut_pager_release(p, pg);
+				return bad_page(p, child, "not a tree page");
+			}
+			c->pgno[l] = child;
+			c->idx[l] = 0;
+			child = child_at(pg->data, 0);
+			ut_pager_release(p, pg);
+		}
+		c->leaf = pg;
+		c->li = 0;
+		if (ut_page_nslots(pg->data) > 0) {
+			c->valid = 1;
+			return UT_OK;
+		}
+	}
+}
+
+int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen)
+{
+	struct path pa;
+	ut_pg *leaf;
+	int found, rc;
+
+	ut_btcur_reset(c);
+	rc = descend(c->pager, klen ? key : NULL, klen, &pa, &leaf);
+	if (rc)
+		return rc;
+	c->depth = pa.depth;
+	memcpy(c->pgno, pa.pgno, sizeof(pa.pgno[0]) * (size_t)pa.depth);
+	memcpy(c->idx, pa.idx, sizeof(pa.idx[0]) * (size_t)pa.depth);
+	c->leaf = leaf;
+	c->li = klen ? leaf_search(leaf->data, key, klen, &found) : 0;
+	if (c->li < ut_page_nslots(leaf->data)) {
+		c->valid = 1;
+		return UT_OK;
+	}
+	return next_leaf(c);
+}
+
+int ut_btcur_next(ut_btcur *c)
+{
+	if (!c->valid)
+		return UT_NOTFOUND;
+	if (++c->li < ut_page_nslots(c->leaf->data))
+		return UT_OK;
+	return next_leaf(c);
+}
+
+int ut_btcur_get(ut_btcur *c, const void **key, size_t *klen,
+		 const void **val, size_t *vlen)
+{
+	const uint8_t *k, *v;
+	size_t kl, vl;
+	uint32_t ovfl;
+	int rc;
+
+	if (!c->valid)
+		return UT_NOTFOUND;
+	uint8_t *cell = ut_page_cell(c->leaf->data, c->li);
+	leaf_key(c->leaf->data, c->li, &k, &kl);
+	cell_value(cell, &v, &vl, &ovfl);
+	if (ovfl) {
+		if (vl > c->vcap) {
+			uint8_t *nb = realloc(c->vbuf, vl);
+			if (!nb)
+				return UT_ENOMEM;
+			c->vbuf = nb;
+			c->vcap = vl;
+		}
+		if ((rc = ovfl_read(c->pager, ovfl, c->vbuf, vl)))
+			return rc;
+		v = c->vbuf;
+	}
+	if (key)
+		*key = k;
+	if (klen)
+		*klen = kl;
+	if (val)
+		*val = v;
+	if (vlen)
+		*vlen = vl;
+	return UT_OK;
+}

@@ -1,0 +1,69 @@
+/*
+ * engine/btree.h - the B+tree over pager pages.
+ *
+ * Contract: keys 1..UT_MAX_KEY bytes ordered by memcmp then length, values
+ * 0..UT_MAX_VALUE bytes.  All data lives in leaves; interior pages route.
+ * The tree reaches pages only through pager.h (get/release/write/alloc/free)
+ * and the root page number only through ut_pager_root/ut_pager_set_root, so
+ * every change is journaled by the pager's write transaction.  Callers
+ * (db.c) check argument limits and hold the right lock: mutating calls need
+ * the pager's write transaction.
+ *
+ * Cells (within page.h's slotted pages):
+ *   leaf:     u16 klen, u8 flags, u32 vlen, key, value
+ *             (flags & UT_CELL_OVFL: instead of the value a u32 page number
+ *             of a UT_PT_OVERFLOW chain holding all vlen bytes; used when
+ *             the cell would exceed UT_BT_MAX_LOCAL bytes)
+ *   interior: u32 child, u16 klen, key -- child holds keys < key; the
+ *             page header's "right" holds keys >= the last key.
+ *
+ * Splits happen at every level (a new root when the root splits; an append
+ * at the tree's right edge leaves the left page full).  Deletes free empty
+ * leaves, merge underfull neighbours that fit in one page, and collapse a
+ * root left with a single child, so a tree deleted down to empty is one
+ * empty leaf again and its pages are on the free list.
+ */
+#ifndef UT_BTREE_H
+#define UT_BTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pager.h"
+
+#define UT_BT_MAX_LOCAL 4000u  /* max leaf cell bytes stored in the page */
+#define UT_BT_MAXDEPTH 40
+#define UT_CELL_OVFL 1u
+#define UT_OVFL_CAP (UT_PAGE_SIZE - UT_PG_HDR) /* value bytes per overflow page */
+
+int ut_bt_get(ut_pager *p, const void *key, size_t klen, void **val, size_t *vlen);
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen);
+int ut_bt_del(ut_pager *p, const void *key, size_t klen);
+/* Levels from root to leaf (1 = the root is a leaf). */
+int ut_bt_depth(ut_pager *p, int *depth);
+
+/* A cursor: keeps the path from the root and pins only the current leaf, so
+ * next() moves along the leaf and climbs only at page boundaries. */
+typedef struct ut_btcur {
+	ut_pager *pager;
+	int depth; /* interior levels in pgno[]/idx[] */
+	uint32_t pgno[UT_BT_MAXDEPTH];
+	unsigned idx[UT_BT_MAXDEPTH];
+	ut_pg *leaf;
+	unsigned li;
+	int valid;
+	uint8_t *vbuf; /* overflow values are assembled here */
+	size_t vcap;
+} ut_btcur;
+
+void ut_btcur_init(ut_btcur *c, ut_pager *p);
+/* First key >= key (klen 0: the first key); UT_NOTFOUND if none. */
+int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen);
+int ut_btcur_next(ut_btcur *c);
+int ut_btcur_get(ut_btcur *c, const void **key, size_t *klen,
+		 const void **val, size_t *vlen);
+/* Release the pinned leaf; the cursor becomes unpositioned. */
+void ut_btcur_reset(ut_btcur *c);
+void ut_btcur_fini(ut_btcur *c);
+
+#endif /* UT_BTREE_H */

@@ -1,0 +1,105 @@
+/*
+ * engine/page.h - the on-disk page format and slotted-page helpers.
+ *
+ * Contract: pure functions over one UT_PAGE_SIZE buffer; no I/O, no locking,
+ * no knowledge of what a cell means (the B+tree decides that).
+ *
+ * Every page starts with a 32-byte header (little-endian, unaligned-safe):
+ *
+ *   0  u32 crc     CRC32C of bytes 4..16383 (ut_page_seal / ut_page_verify)
+ *   4  u8  type    UT_PT_*
+ *   5  u8  flags   reserved, 0
+ *   6  u16 nslots  cells in the slot array
+ *   8  u64 lsn     LSN of the last change (log record / commit) on the page
+ *  16  u32 pgno    the page's own number (catches misdirected writes)
+ *  20  u16 content start of the cell content area (grows down from the end)
+ *  22  u16 frag    free bytes inside the content area (holes)
+ *  24  u32 right   interior: rightmost child; overflow: next page;
+ *                  free: next free page; 0 = none
+ *  28  u32 aux     overflow: payload bytes used in this page
+ *
+ * Slotted pages (leaf, interior): after the header an array of 4-byte slots
+ * {u16 offset, u16 length}, in key order, grows up; cells grow down from the
+ * end.  Free space = gap between the two + frag; inserting compacts when the
+ * gap alone is too small.  Page 0 (UT_PT_META) holds the database header
+ * after the common header; see pager.h.
+ */
+#ifndef UT_PAGE_H
+#define UT_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "untorn.h"
+
+#define UT_PG_HDR 32u
+#define UT_PG_SLOT 4u
+#define UT_PG_USABLE (UT_PAGE_SIZE - UT_PG_HDR)
+
+enum {
+	UT_PT_FREE = 1,
+	UT_PT_META = 2,
+	UT_PT_LEAF = 3,
+	UT_PT_INTERIOR = 4,
+	UT_PT_OVERFLOW = 5,
+};
+
+static inline uint16_t ut_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t ut_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t ut_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void ut_st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void ut_st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void ut_st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static inline int ut_page_type(const uint8_t *p) { return p[4]; }
+static inline unsigned ut_page_nslots(const uint8_t *p) { return ut_ld16(p + 6); }
+static inline uint64_t ut_page_lsn(const uint8_t *p) { return ut_ld64(p + 8); }
+static inline void ut_page_set_lsn(uint8_t *p, uint64_t l) { ut_st64(p + 8, l); }
+static inline uint32_t ut_page_pgno(const uint8_t *p) { return ut_ld32(p + 16); }
+static inline uint32_t ut_page_right(const uint8_t *p) { return ut_ld32(p + 24); }
+static inline void ut_page_set_right(uint8_t *p, uint32_t v) { ut_st32(p + 24, v); }
+static inline uint32_t ut_page_aux(const uint8_t *p) { return ut_ld32(p + 28); }
+static inline void ut_page_set_aux(uint8_t *p, uint32_t v) { ut_st32(p + 28, v); }
+
+/* Cell i of a slotted page and its length. */
+static inline uint8_t *ut_page_cell(uint8_t *p, unsigned i)
+{
+	return p + ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
+}
+static inline unsigned ut_page_cell_len(const uint8_t *p, unsigned i)
+{
+	return ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT + 2);
+}
+
+/* Zero the page and write a fresh header (LSN 0, no cells). */
+void ut_page_init(uint8_t *p, uint32_t pgno, int type);
+
+/* Store the CRC32C; call right before the page goes to a file. */
+void ut_page_seal(uint8_t *p);
+
+/* UT_OK, or UT_ECORRUPT with ut_errdetail "<path>: page N: ..." when the
+ * checksum, the stored page number or the header invariants are wrong. */
+int ut_page_verify(const uint8_t *p, uint32_t pgno, const char *path);
+
+/* Bytes a new cell of len bytes may use (slot included) = free space. */
+unsigned ut_page_free(const uint8_t *p);
+/* Bytes used by cells and slots. */
+unsigned ut_page_used(const uint8_t *p);
+
+/* Insert a cell of len bytes at slot idx (0..nslots), shifting later slots.
+ * Compacts when needed.  Returns 0, or -1 when it does not fit (page
+ * unchanged). */
+int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len);
+
+/* Remove the cell at slot idx. */
+void ut_page_delete(uint8_t *p, unsigned idx);
+
+/* Replace cell idx by a cell of len bytes; 0, or -1 if it does not fit (page
+ * unchanged). */
+int ut_page_replace(uint8_t *p, unsigned idx, const void *cell, unsigned len);
+
+/* Move all cells to the end of the page, removing holes. */
+void ut_page_compact(uint8_t *p);
+
+#endif /* UT_PAGE_H */

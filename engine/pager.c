@@ -1,0 +1,872 @@
+/*
+ * engine/pager.c - buffer pool, page I/O, free list and the write
+ * transaction's page journal (contract in pager.h).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pager.h"
+
+#define EVICT_BATCH 64
+#define PRE_POOL_MAX 64
+
+struct frame {
+	ut_pg pg; /* first: a ut_pg * is a struct frame * */
+	uint8_t *pre;
+	struct frame *hnext;
+	uint32_t pin;
+	uint8_t valid, dirty, txn, predirty, ref;
+};
+
+struct ut_pager {
+	ut_vfs *vfs;
+	ut_file *file;
+	char *path;
+	ut_flusher *fl;
+	ut_io_counters ctr;
+	ut_log_hooks hooks;
+	pthread_mutex_t mu;
+
+	struct frame **frames;
+	size_t nframes, capframes, maxframes, hand;
+	struct frame **buckets;
+	size_t nbuckets; /* power of two */
+	struct frame *meta;
+
+	int in_txn;
+	struct frame **tx;
+	size_t ntx, captx;
+	uint8_t *prepool[PRE_POOL_MAX];
+	size_t npre;
+	ut_log_page *logpages;
+	ut_flush_page *fpages;
+	size_t capfpages;
+
+	uint64_t lsn, durable_lsn;
+	int fatal;
+};
+
+static inline size_t hslot(ut_pager *p, uint32_t pgno)
+{
+	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
+}
+
+static struct frame *hfind(ut_pager *p, uint32_t pgno)
+{
+	struct frame *f = p->buckets[hslot(p, pgno)];
+
+	while (f && f->pg.pgno != pgno)
+		f = f->hnext;
+	return f;
+}
+
+static void hinsert(ut_pager *p, struct frame *f)
+{
+	size_t s = hslot(p, f->pg.pgno);
+
+	f->hnext = p->buckets[s];
+	p->buckets[s] = f;
+}
+
+static void hremove(ut_pager *p, struct frame *f)
+{
+	struct frame **pp = &p->buckets[hslot(p, f->pg.pgno)];
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+	f->hnext = NULL;
+}
+
+static int hgrow(ut_pager *p)
+{
+	size_t n = p->nbuckets * 2;
+	struct frame **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return UT_ENOMEM;
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		struct frame *f = p->buckets[i], *next;
+		for (; f; f = next) {
+			next = f->hnext;
+			size_t s = (size_t)(f->pg.pgno * 2654435761u) & (n - 1);
+			f->hnext = nb[s];
+			nb[s] = f;
+		}
+	}
+	free(p->buckets);
+	p->buckets = nb;
+	p->nbuckets = n;
+	return UT_OK;
+}
+
+static uint8_t *pre_get(ut_pager *p)
+{
+	if (p->npre)
+		return p->prepool[--p->npre];
+	return malloc(UT_PAGE_SIZE);
+}
+
+static void pre_put(ut_pager *p, uint8_t *b)
+{
+	if (p->npre < PRE_POOL_MAX)
+		p->prepool[p->npre++] = b;
+	else
+		free(b);
+}
+
+/* ---- meta helpers ---------------------------------------------------- */
+
+static inline uint32_t meta32(ut_pager *p, int off)
+{
+	return ut_ld32(p->meta->pg.data + off);
+}
+
+uint32_t ut_pager_root(ut_pager *p) { return meta32(p, UT_META_ROOT); }
+uint32_t ut_pager_page_count(ut_pager *p) { return meta32(p, UT_META_PAGECOUNT); }
+uint32_t ut_pager_free_count(ut_pager *p) { return meta32(p, UT_META_FREECOUNT); }
+const char *ut_pager_path(ut_pager *p) { return p->path; }
+ut_io_counters *ut_pager_counters(ut_pager *p) { return &p->ctr; }
+void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out)
+{
+	pthread_mutex_lock(&p->mu);
+	*out = p->ctr;
+	pthread_mutex_unlock(&p->mu);
+}
+int ut_pager_protect(ut_pager *p) { return p->fl->ops->protect; }
+int ut_pager_fatal(ut_pager *p) { return p->fatal; }
+size_t ut_pager_frames(ut_pager *p) { return p->nframes; }
+
+size_t ut_pager_pinned(ut_pager *p)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nframes; i++)
+		n += p->frames[i]->valid && p->frames[i]->pin;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+/* ---- flushing -------------------------------------------------------- */
+
+static int ensure_fpages(ut_pager *p, size_t n)
+{
+	if (n <= p->capfpages)
+		return UT_OK;
+	size_t c = p->capfpages ? p->capfpages : 64;
+	while (c < n)
+		c *= 2;
+	ut_flush_page *np = realloc(p->fpages, c * sizeof(*np));
+	if (!np)
+		return UT_ENOMEM;
+	p->fpages = np;
+	p->capfpages = c;
+	return UT_OK;
+}
+
+/* Write frames fs[0..n) through the strategy; they become clean. */
+static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
+{
+	uint64_t maxlsn = 0;
+	int rc;
+
+	if (p->fatal)
+		return UT_EFATAL;
+	if ((rc = ensure_fpages(p, n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l = ut_page_lsn(fs[i]->pg.data);
+		if (l > maxlsn)
+			maxlsn = l;
+	}
+	/* WAL rule: the log must be durable up to every page's LSN first. */
+	if (p->hooks.log_flush_to && maxlsn > p->durable_lsn) {
+		rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
+		if (rc)
+			return rc;
+		p->durable_lsn = maxlsn;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ut_page_seal(fs[i]->pg.data);
+		p->fpages[i].pgno = fs[i]->pg.pgno;
+		p->fpages[i].buf = fs[i]->pg.data;
+	}
+	rc = p->fl->ops->write_pages(p->fl, p->file, p->fpages, n, flags);
+	if (rc) {
+		p->fatal = UT_EFATAL;
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		fs[i]->dirty = 0;
+	return UT_OK;
+}
+
+/* ---- frames ---------------------------------------------------------- */
+
+static struct frame *new_frame(ut_pager *p)
+{
+	struct frame *f;
+
+	if (p->nframes == p->capframes) {
+		size_t c = p->capframes ? p->capframes * 2 : 64;
+		struct frame **nf = realloc(p->frames, c * sizeof(*nf));
+		if (!nf)
+			return NULL;
+		p->frames = nf;
+		p->capframes = c;
+	}
+	if (p->nframes >= p->nbuckets && hgrow(p))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->pg.data = ut_io_alloc(UT_PAGE_SIZE);
+	if (!f->pg.data) {
+		free(f);
+		return NULL;
+	}
+	p->frames[p->nframes++] = f;
+	return f;
+}
+
+/* A frame to load a page into (not in the hash, not valid).  Called with
+ * p->mu held. */
+static int get_frame(ut_pager *p, struct frame **out)
+{
+	struct frame *batch[EVICT_BATCH];
+	struct frame *victim = NULL;
+	size_t nb = 0;
+	int rc;
+
+	if (p->nframes < p->maxframes) {
+		*out = new_frame(p);
+		return *out ? UT_OK : UT_ENOMEM;
+	}
+	for (size_t step = 0; step < 2 * p->nframes + 1 && !victim; step++) {
+		struct frame *f = p->frames[p->hand];
+		p->hand = (p->hand + 1) % p->nframes;
+		if (!f->valid) {
+			victim = f;
+			break;
+		}
+		if (f->pin || f->txn)
+			continue;
+		if (f->ref) {
+			f->ref = 0;
+			continue;
+		}
+		if (f->dirty) {
+			int seen = 0;
+			for (size_t i = 0; i < nb; i++)
+				seen |= batch[i] == f;
+			if (!seen && nb < EVICT_BATCH)
+				batch[nb++] = f;
+			if (nb == EVICT_BATCH)
+				break;
+			continue;
+		}
+		victim = f;
+	}
+	if (nb) {
+		rc = flush_frames(p, batch, nb, 0);
+		if (rc)
+			return rc;
+		if (!victim)
+			victim = batch[0];
+	}
+	if (!victim) {
+		/* Everything pinned or dirtied by the transaction: grow. */
+		*out = new_frame(p);
+		return *out ? UT_OK : UT_ENOMEM;
+	}
+	if (victim->valid)
+		hremove(p, victim);
+	victim->valid = 0;
+	*out = victim;
+	return UT_OK;
+}
+
+static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
+{
+	int64_t n = ut_file_read(p->file, buf, UT_PAGE_SIZE,
+				 (uint64_t)pgno * UT_PAGE_SIZE);
+
+	if (n < 0)
+		return (int)n;
+	p->ctr.page_reads++;
+	if (n != UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: page %u: short read (%lld bytes): file truncated",
+				 p->path, pgno, (long long)n);
+		return UT_ECORRUPT;
+	}
+	return ut_page_verify(buf, pgno, p->path);
+}
+
+int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
+{
+	struct frame *f;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	f = hfind(p, pgno);
+	if (f) {
+		f->pin++;
+		f->ref = 1;
+		pthread_mutex_unlock(&p->mu);
+		*out = &f->pg;
+		return UT_OK;
+	}
+	if (pgno == 0 || pgno >= ut_pager_page_count(p)) {
+		pthread_mutex_unlock(&p->mu);
+		ut_set_errdetail("%s: page %u: reference beyond the page count %u",
+				 p->path, pgno, ut_pager_page_count(p));
+		return UT_ECORRUPT;
+	}
+	rc = get_frame(p, &f);
+	if (rc) {
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+	rc = read_page(p, pgno, f->pg.data);
+	if (rc) {
+		if (rc == UT_ECORRUPT)
+			p->ctr.corrupt_pages++;
+		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	f->dirty = f->txn = f->predirty = 0;
+	f->pin = 1;
+	f->ref = 1;
+	hinsert(p, f);
+	pthread_mutex_unlock(&p->mu);
+	*out = &f->pg;
+	return UT_OK;
+}
+
+void ut_pager_release(ut_pager *p, ut_pg *pg)
+{
+	struct frame *f = (struct frame *)pg;
+
+	if (!pg)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (f->pin)
+		f->pin--;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int tx_add(ut_pager *p, struct frame *f)
+{
+	if (p->ntx == p->captx) {
+		size_t c = p->captx ? p->captx * 2 : 64;
+		struct frame **nt = realloc(p->tx, c * sizeof(*nt));
+		if (!nt)
+			return UT_ENOMEM;
+		p->tx = nt;
+		p->captx = c;
+	}
+	p->tx[p->ntx++] = f;
+	return UT_OK;
+}
+
+static int write_locked(ut_pager *p, struct frame *f)
+{
+	if (f->txn)
+		return UT_OK;
+	if (!p->in_txn)
+		return UT_EINVAL;
+	f->pre = pre_get(p);
+	if (!f->pre)
+		return UT_ENOMEM;
+	if (tx_add(p, f)) {
+		pre_put(p, f->pre);
+		f->pre = NULL;
+		return UT_ENOMEM;
+	}
+	memcpy(f->pre, f->pg.data, UT_PAGE_SIZE);
+	f->predirty = f->dirty;
+	f->txn = 1;
+	f->dirty = 1;
+	return UT_OK;
+}
+
+int ut_pager_write(ut_pager *p, ut_pg *pg)
+{
+	struct frame *f = (struct frame *)pg;
+	int rc;
+
+	if (f->txn)
+		return UT_OK;
+	if (p->fatal)
+		return UT_EFATAL;
+	pthread_mutex_lock(&p->mu);
+	rc = write_locked(p, f);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+static int meta_write(ut_pager *p)
+{
+	return ut_pager_write(p, &p->meta->pg);
+}
+
+int ut_pager_set_root(ut_pager *p, uint32_t root)
+{
+	int rc = meta_write(p);
+
+	if (!rc)
+		ut_st32(p->meta->pg.data + UT_META_ROOT, root);
+	return rc;
+}
+
+int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
+{
+	uint32_t head = meta32(p, UT_META_FREEHEAD);
+	struct frame *f;
+	ut_pg *pg;
+	int rc;
+
+	if ((rc = meta_write(p)))
+		return rc;
+	if (head) {
+		if ((rc = ut_pager_get(p, head, &pg)))
+			return rc;
+		if (ut_page_type(pg->data) != UT_PT_FREE) {
+			ut_set_errdetail("%s: page %u: on the free list but of type %d",
+					 p->path, head, ut_page_type(pg->data));
+			ut_pager_release(p, pg);
+			return UT_ECORRUPT;
+		}
+		if ((rc = ut_pager_write(p, pg))) {
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, ut_page_right(pg->data));
+		ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
+			meta32(p, UT_META_FREECOUNT) - 1);
+		ut_page_init(pg->data, head, type);
+		*out = pg;
+		return UT_OK;
+	}
+	uint32_t pgno = meta32(p, UT_META_PAGECOUNT);
+	if (pgno == UINT32_MAX) {
+		ut_set_errdetail("%s: database full (2^32 pages)", p->path);
+		return UT_ENOSPC;
+	}
+	pthread_mutex_lock(&p->mu);
+	rc = get_frame(p, &f);
+	if (!rc && (rc = tx_add(p, f)))
+		f->valid = 0;
+	pthread_mutex_unlock(&p->mu);
+	if (rc)
+		return rc;
+	ut_page_init(f->pg.data, pgno, type);
+	f->pg.pgno = pgno;
+	f->pre = NULL; /* new to the file */
+	f->valid = 1;
+	f->txn = f->dirty = 1;
+	f->predirty = 0;
+	f->pin = 1;
+	f->ref = 1;
+	pthread_mutex_lock(&p->mu);
+	hinsert(p, f);
+	pthread_mutex_unlock(&p->mu);
+	ut_st32(p->meta->pg.data + UT_META_PAGECOUNT, pgno + 1);
+	*out = &f->pg;
+	return UT_OK;
+}
+
+int ut_pager_free(ut_pager *p, ut_pg *pg)
+{
+	int rc;
+
+	if ((rc = meta_write(p)) || (rc = ut_pager_write(p, pg))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	ut_page_init(pg->data, pg->pgno, UT_PT_FREE);
+	ut_page_set_right(pg->data, meta32(p, UT_META_FREEHEAD));
+	ut_st32(p->meta->pg.data + UT_META_FREEHEAD, pg->pgno);
+	ut_st32(p->meta->pg.data + UT_META_FREECOUNT, meta32(p, UT_META_FREECOUNT) + 1);
+	ut_pager_release(p, pg);
+	return UT_OK;
+}
+
+/* ---- transactions ---------------------------------------------------- */
+
+int ut_pager_begin(ut_pager *p)
+{
+	if (p->fatal)
+		return UT_EFATAL;
+	if (p->in_txn)
+		return UT_EBUSY;
+	p->in_txn = 1;
+	p->ntx = 0;
+	return UT_OK;
+}
+
+/* Free frames beyond the bound once the transaction no longer pins them. */
+static void shrink(ut_pager *p)
+{
+	struct frame *batch[EVICT_BATCH];
+	size_t nb = 0;
+
+	if (p->nframes <= p->maxframes)
+		return;
+	for (size_t i = 0; i < p->nframes; i++) {
+		struct frame *f = p->frames[i];
+		if (f->valid && f->dirty && !f->pin && !f->txn)
+			batch[nb++] = f;
+		if (nb == EVICT_BATCH || (nb && i + 1 == p->nframes)) {
+			if (flush_frames(p, batch, nb, 0))
+				return;
+			nb = 0;
+		}
+	}
+	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
+		struct frame *f = p->frames[i];
+		if (!f->valid || (!f->pin && !f->txn && !f->dirty)) {
+			if (f->valid)
+				hremove(p, f);
+			free(f->pg.data);
+			free(f);
+			p->frames[i] = p->frames[--p->nframes];
+		} else {
+			i++;
+		}
+	}
+	p->hand = 0;
+}
+
+static void end_txn(ut_pager *p, int restore)
+{
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+		if (restore) {
+			if (f->pre) {
+				memcpy(f->pg.data, f->pre, UT_PAGE_SIZE);
+				f->dirty = f->predirty;
+			} else {
+				hremove(p, f);
+				f->valid = 0;
+				f->dirty = 0;
+				f->pin = 0;
+			}
+		}
+		if (f->pre)
+			pre_put(p, f->pre);
+		f->pre = NULL;
+		f->txn = 0;
+	}
+	p->ntx = 0;
+	p->in_txn = 0;
+	shrink(p);
+}
+
+void ut_pager_rollback(ut_pager *p)
+{
+	if (!p->in_txn)
+		return;
+	pthread_mutex_lock(&p->mu);
+	end_txn(p, 1);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int ut_pager_commit(ut_pager *p, int sync)
+{
+	uint64_t lsn;
+	int rc = UT_OK;
+
+	if (!p->in_txn)
+		return UT_EINVAL;
+	pthread_mutex_lock(&p->mu);
+	if (p->ntx == 0)
+		goto done;
+	if (p->hooks.log_commit) {
+		ut_log_page *lp = realloc(p->logpages, p->ntx * sizeof(*lp));
+		if (!lp) {
+			rc = UT_ENOMEM;
+			goto fail;
+		}
+		p->logpages = lp;
+		for (size_t i = 0; i < p->ntx; i++) {
+			lp[i].pgno = p->tx[i]->pg.pgno;
+			lp[i].pre = p->tx[i]->pre;
+			lp[i].post = p->tx[i]->pg.data;
+		}
+		rc = p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, &lsn);
+		if (rc)
+			goto fail;
+		if (sync && lsn > p->durable_lsn)
+			p->durable_lsn = lsn;
+	} else {
+		lsn = p->lsn + 1;
+	}
+	p->lsn = lsn;
+	for (size_t i = 0; i < p->ntx; i++)
+		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
+	if (sync && !p->hooks.log_commit) {
+		/* No log yet: make the transaction's pages durable in place.
+		 * Not crash-atomic across pages -- the WAL will make it so. */
+		rc = flush_frames(p, p->tx, p->ntx, UT_FLUSH_DURABLE);
+		if (rc)
+			goto fail;
+	}
+done:
+	end_txn(p, 0);
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
+fail:
+	end_txn(p, 1);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* ---- checkpoint, open, close ---------------------------------------- */
+
+static int flush_all(ut_pager *p)
+{
+	struct frame **fs;
+	size_t n = 0;
+	int rc;
+
+	fs = malloc((p->nframes + 1) * sizeof(*fs));
+	if (!fs)
+		return UT_ENOMEM;
+	for (size_t i = 0; i < p->nframes; i++) {
+		struct frame *f = p->frames[i];
+		if (f->valid && f->dirty && !f->txn)
+			fs[n++] = f;
+	}
+	rc = flush_frames(p, fs, n, UT_FLUSH_DURABLE);
+	free(fs);
+	return rc;
+}
+
+int ut_pager_checkpoint(ut_pager *p)
+{
+	int rc;
+
+	if (p->in_txn)
+		return UT_EBUSY;
+	if (p->fatal)
+		return UT_EFATAL;
+	pthread_mutex_lock(&p->mu);
+	if (ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN) != p->lsn) {
+		ut_st64(p->meta->pg.data + UT_META_CKPT_LSN, p->lsn);
+		p->meta->dirty = 1;
+	}
+	rc = flush_all(p);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+static void pager_free_all(ut_pager *p)
+{
+	for (size_t i = 0; i < p->nframes; i++) {
+		free(p->frames[i]->pg.data);
+		free(p->frames[i]->pre);
+		free(p->frames[i]);
+	}
+	for (size_t i = 0; i < p->npre; i++)
+		free(p->prepool[i]);
+	free(p->frames);
+	free(p->buckets);
+	free(p->tx);
+	free(p->logpages);
+	free(p->fpages);
+	ut_flusher_destroy(p->fl);
+	ut_file_close(p->file);
+	pthread_mutex_destroy(&p->mu);
+	free(p->path);
+	free(p);
+}
+
+int ut_pager_close(ut_pager *p)
+{
+	int rc = UT_OK;
+
+	if (!p)
+		return UT_OK;
+	if (p->in_txn)
+		ut_pager_rollback(p);
+	if (!p->fatal)
+		rc = ut_pager_checkpoint(p);
+	pager_free_all(p);
+	return rc;
+}
+
+static void init_meta(uint8_t *m)
+{
+	ut_page_init(m, 0, UT_PT_META);
+	memcpy(m + UT_META_MAGIC, UT_MAGIC, 8);
+	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(m + UT_META_PAGESIZE, UT_PAGE_SIZE);
+	ut_st32(m + UT_META_ROOT, 1);
+	ut_st32(m + UT_META_FREEHEAD, 0);
+	ut_st32(m + UT_META_PAGECOUNT, 2);
+	ut_st32(m + UT_META_FREECOUNT, 0);
+	ut_st64(m + UT_META_CKPT_LSN, 0);
+}
+
+static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
+{
+	uint32_t v, ps, pc, root, fh;
+
+	if (size < UT_META_MAGIC + 8 || memcmp(m + UT_META_MAGIC, UT_MAGIC, 8) ||
+	    ut_page_type(m) != UT_PT_META) {
+		ut_set_errdetail("%s: not an untorn database (no magic in page 0)",
+				 p->path);
+		return UT_ENOTDB;
+	}
+	if (size < UT_META_CKPT_LSN) {
+		ut_set_errdetail("%s: truncated: %llu bytes, less than one page",
+				 p->path, (unsigned long long)size);
+		return UT_ECORRUPT;
+	}
+	v = ut_ld32(m + UT_META_VERSION);
+	ps = ut_ld32(m + UT_META_PAGESIZE);
+	if (v != UT_FORMAT_VERSION || ps != UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: format version %u, page size %u; this build "
+				 "reads version %u with %u-byte pages",
+				 p->path, v, ps, UT_FORMAT_VERSION, UT_PAGE_SIZE);
+		return UT_EVERSION;
+	}
+	if (size < UT_PAGE_SIZE || size % UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: truncated or damaged: size %llu is not a "
+				 "multiple of the page size %u", p->path,
+				 (unsigned long long)size, UT_PAGE_SIZE);
+		return UT_ECORRUPT;
+	}
+	if (ut_page_verify(m, 0, p->path))
+		return UT_ECORRUPT;
+	pc = ut_ld32(m + UT_META_PAGECOUNT);
+	root = ut_ld32(m + UT_META_ROOT);
+	fh = ut_ld32(m + UT_META_FREEHEAD);
+	if ((uint64_t)pc * UT_PAGE_SIZE > size) {
+		ut_set_errdetail("%s: truncated: header says %u pages, file has %llu",
+				 p->path, pc, (unsigned long long)(size / UT_PAGE_SIZE));
+		return UT_ECORRUPT;
+	}
+	if (pc < 2 || root == 0 || root >= pc || fh >= pc) {
+		ut_set_errdetail("%s: page 0: inconsistent header (pages %u, root %u, "
+				 "free head %u)", p->path, pc, root, fh);
+		return UT_ECORRUPT;
+	}
+	return UT_OK;
+}
+
+int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
+		  ut_pager **out)
+{
+	ut_pager *p;
+	uint64_t size;
+	struct frame *mf;
+	int rc;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(path))) {
+		free(p);
+		return UT_ENOMEM;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	p->vfs = vfs;
+	if (cfg->hooks)
+		p->hooks = *cfg->hooks;
+	p->maxframes = cfg->cache_bytes / UT_PAGE_SIZE;
+	if (p->maxframes < UT_PAGER_MIN_FRAMES)
+		p->maxframes = UT_PAGER_MIN_FRAMES;
+	p->nbuckets = 64;
+	while (p->nbuckets < 2 * p->maxframes)
+		p->nbuckets *= 2;
+	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
+	if (!p->buckets) {
+		rc = UT_ENOMEM;
+		goto fail;
+	}
+
+	rc = vfs->open(vfs, path, (cfg->create ? UT_OPEN_CREATE : 0) |
+			   UT_OPEN_DIRECT | UT_OPEN_LOCK, &p->file);
+	if (rc == UT_NOTFOUND) {
+		ut_set_errdetail("%s: open: No such file or directory (create is off)",
+				 path);
+		rc = UT_EIO;
+	}
+	if (rc)
+		goto fail;
+	if ((rc = ut_file_size(p->file, &size)))
+		goto fail;
+	rc = ut_flusher_create(cfg->protect, vfs, path, p->file, &p->ctr, &p->fl);
+	if (rc)
+		goto fail;
+	if (p->fl->ops->recover && (rc = p->fl->ops->recover(p->fl, p->file)))
+		goto fail;
+
+	mf = new_frame(p);
+	if (!mf) {
+		rc = UT_ENOMEM;
+		goto fail;
+	}
+	if (size == 0) {
+		struct frame *rf;
+		ut_flush_page fp[2];
+
+		if (!cfg->create) {
+			ut_set_errdetail("%s: empty file, not an untorn database", path);
+			rc = UT_ENOTDB;
+			goto fail;
+		}
+		rf = new_frame(p);
+		if (!rf) {
+			rc = UT_ENOMEM;
+			goto fail;
+		}
+		init_meta(mf->pg.data);
+		ut_page_init(rf->pg.data, 1, UT_PT_LEAF);
+		ut_page_seal(mf->pg.data);
+		ut_page_seal(rf->pg.data);
+		fp[0].pgno = 0;
+		fp[0].buf = mf->pg.data;
+		fp[1].pgno = 1;
+		fp[1].buf = rf->pg.data;
+		rc = p->fl->ops->write_pages(p->fl, p->file, fp, 2, UT_FLUSH_DURABLE);
+		if (rc)
+			goto fail;
+		if ((rc = vfs->sync_dir(vfs, path)))
+			goto fail;
+		rf->pg.pgno = 1;
+		rf->valid = 1;
+		hinsert(p, rf);
+	} else {
+		int64_t n = ut_file_read(p->file, mf->pg.data, UT_PAGE_SIZE, 0);
+		if (n < 0) {
+			rc = (int)n;
+			goto fail;
+		}
+		rc = check_meta(p, mf->pg.data, size);
+		if (rc) {
+			if (rc == UT_ECORRUPT)
+				p->ctr.corrupt_pages++;
+			goto fail;
+		}
+	}
+	mf->pg.pgno = 0;
+	mf->valid = 1;
+	mf->pin = 1; /* page 0 stays pinned while open */
+	hinsert(p, mf);
+	p->meta = mf;
+	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
+	p->durable_lsn = p->lsn;
+	*out = p;
+	return UT_OK;
+fail:
+	pager_free_all(p);
+	return rc;
+}

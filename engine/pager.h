@@ -1,0 +1,151 @@
+/*
+ * engine/pager.h - the pager: data file, buffer pool, free list, write
+ * transaction page journal, and the hooks the write-ahead log plugs into.
+ *
+ * Contract:
+ *  - Pages are reached only through ut_pager_get (pinned until
+ *    ut_pager_release).  A page read from the file that fails
+ *    ut_page_verify is never returned: UT_ECORRUPT, errdetail names file and
+ *    page.  All file I/O goes through io/ (ut_file) and the flush strategy
+ *    (flush.h); every page write goes through ut_flusher ops->write_pages.
+ *  - Buffer pool: at most cache_bytes / 16384 frames (minimum
+ *    UT_PAGER_MIN_FRAMES), a hash table pgno -> frame, clock eviction.
+ *    Pinned frames and frames dirtied by the running write transaction are
+ *    never evicted; when no frame is evictable the pool grows past the bound
+ *    (a big transaction may exceed cache_bytes temporarily) and shrinks back
+ *    as frames become evictable.
+ *  - No-steal: a page dirtied by the running write transaction is never
+ *    written to the data file before the transaction commits.  Before its
+ *    first change in a transaction, ut_pager_write keeps a pre-image copy;
+ *    ut_pager_rollback restores them, so abort leaves no trace.
+ *  - Commit: ut_pager_commit hands the transaction's pages (pgno, pre-image
+ *    or NULL for a page new to the file, post-image) to hooks.log_commit,
+ *    which returns the commit LSN; the pager stamps that LSN in every page.
+ *    Without a log (hooks.log_commit NULL, this issue) the LSN is a counter
+ *    and, with sync, the pages are flushed through the strategy -- NOT
+ *    crash-atomic across pages until the WAL lands.
+ *  - WAL rule: before any dirty page whose LSN > durable LSN is written,
+ *    hooks.log_flush_to(lsn) is called.
+ *  - Page 0 is the database header (UT_PT_META); its fields live in the
+ *    buffer pool like any page, so changing them inside a write transaction
+ *    is journaled/rolled back like any page.
+ *  - Thread safety: the pool is guarded by an internal mutex, so readers on
+ *    several threads may call get/release at once.  Everything that changes
+ *    pages (write, alloc, free, begin/commit/rollback, checkpoint) must be
+ *    called by the single writer, with readers excluded (db.c's rwlock).
+ *
+ * Database header, page 0, after the 32-byte page header:
+ *   32 magic[8] "untornDB"   40 u32 format version (UT_FORMAT_VERSION)
+ *   44 u32 page size         48 u32 root page
+ *   52 u32 free-list head    56 u32 page count
+ *   60 u32 free-page count   64 u64 checkpoint LSN
+ * Free pages are UT_PT_FREE pages chained through the header's "right".
+ */
+#ifndef UT_PAGER_H
+#define UT_PAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flush.h"
+#include "page.h"
+#include "ut_io.h"
+
+#define UT_FORMAT_VERSION 1u
+#define UT_MAGIC "untornDB"
+#define UT_PAGER_MIN_FRAMES 8u
+
+/* Database header field offsets in page 0. */
+#define UT_META_MAGIC 32
+#define UT_META_VERSION 40
+#define UT_META_PAGESIZE 44
+#define UT_META_ROOT 48
+#define UT_META_FREEHEAD 52
+#define UT_META_PAGECOUNT 56
+#define UT_META_FREECOUNT 60
+#define UT_META_CKPT_LSN 64
+
+/* ---- log hooks: where the write-ahead log plugs in ------------------- */
+
+typedef struct ut_log_page {
+	uint32_t pgno;
+	const void *pre;  /* content before the transaction; NULL: new page */
+	const void *post; /* content at commit (LSN field not yet stamped) */
+} ut_log_page;
+
+typedef struct ut_log_hooks {
+	void *ctx;
+	/* Called once per committing write transaction with its pages; logs
+	 * them (durably when sync) and returns 0 with *lsn = the commit LSN,
+	 * or a negative code (the transaction is then rolled back). */
+	int (*log_commit)(void *ctx, const ut_log_page *pages, size_t n,
+			  int sync, uint64_t *lsn);
+	/* Make the log durable up to lsn; called before any page with a
+	 * larger LSN than the durable LSN reaches the data file. */
+	int (*log_flush_to)(void *ctx, uint64_t lsn);
+} ut_log_hooks;
+
+/* ---- pager ----------------------------------------------------------- */
+
+typedef struct ut_pager ut_pager;
+
+/* A pinned page in the pool.  data is UT_PAGE_SIZE bytes; it may be changed
+ * only after ut_pager_write (or when the page came from ut_pager_alloc). */
+typedef struct ut_pg {
+	uint8_t *data;
+	uint32_t pgno;
+} ut_pg;
+
+typedef struct ut_pager_config {
+	size_t cache_bytes;
+	int protect; /* enum ut_protect */
+	int create;
+	const ut_log_hooks *hooks; /* NULL: no log */
+} ut_pager_config;
+
+/* Open the data file (UT_OPEN_DIRECT | UT_OPEN_LOCK) and check its header:
+ * UT_ENOTDB not an untorn file, UT_EVERSION other version or page size,
+ * UT_ECORRUPT checksum failure or truncated file, UT_ELOCKED second opener,
+ * UT_EIO (detail: No such file or directory) when missing and !create.  An
+ * empty (zero-length) file with create is initialised. */
+int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
+		  ut_pager **out);
+/* Flush every dirty page (DURABLE), record the checkpoint, close. */
+int ut_pager_close(ut_pager *p);
+
+int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out);
+void ut_pager_release(ut_pager *p, ut_pg *pg);
+/* Journal pg into the write transaction (pre-image on first change). */
+int ut_pager_write(ut_pager *p, ut_pg *pg);
+/* A fresh writable page (from the free list, else at the file's end),
+ * initialised with ut_page_init(type), pinned. */
+int ut_pager_alloc(ut_pager *p, int type, ut_pg **out);
+/* Put pg on the free list and release it. */
+int ut_pager_free(ut_pager *p, ut_pg *pg);
+
+/* Header fields (page 0, through the pool). */
+uint32_t ut_pager_root(ut_pager *p);
+int ut_pager_set_root(ut_pager *p, uint32_t root);
+uint32_t ut_pager_page_count(ut_pager *p);
+uint32_t ut_pager_free_count(ut_pager *p);
+
+int ut_pager_begin(ut_pager *p);
+/* Commit the write transaction; on failure it is rolled back. */
+int ut_pager_commit(ut_pager *p, int sync);
+void ut_pager_rollback(ut_pager *p);
+
+/* Write all dirty pages durably and record the checkpoint LSN. */
+int ut_pager_checkpoint(ut_pager *p);
+
+const char *ut_pager_path(ut_pager *p);
+ut_io_counters *ut_pager_counters(ut_pager *p);
+/* A consistent copy of the counters (takes the pool mutex). */
+void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
+int ut_pager_protect(ut_pager *p);
+/* Frames currently allocated / pinned (tests). */
+size_t ut_pager_frames(ut_pager *p);
+size_t ut_pager_pinned(ut_pager *p);
+/* UT_EFATAL once a page write failed; writes are refused afterwards. */
+int ut_pager_fatal(ut_pager *p);
+
+#endif /* UT_PAGER_H */

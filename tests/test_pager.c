@@ -1,0 +1,489 @@
+/*
+ * tests/test_pager.c - buffer pool bound and eviction, pinning, no-steal,
+ * the free list, and every kind of bad file at open or read.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "untorn.h"
+#include "btree.h"
+#include "db.h"
+#include "page.h"
+#include "pager.h"
+
+static char *tmp_path(const char *name)
+{
+	static int seq;
+	const char *dir = getenv("UT_TMPDIR");
+	char *p = malloc(512);
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	mkdir(dir, 0755);
+	snprintf(p, 512, "%s/pager-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
+	unlink(p);
+	return p;
+}
+
+static int try_open(const char *path, size_t cache, int create, ut_db **db)
+{
+	ut_options o;
+
+	ut_options_default(&o);
+	o.sync = 0;
+	o.create = create;
+	o.protect = UT_PROTECT_UNSAFE;
+	if (cache)
+		o.cache_bytes = cache;
+	*db = NULL;
+	return ut_open(path, &o, db);
+}
+
+static ut_db *open_db(const char *path, size_t cache)
+{
+	ut_db *db;
+	int rc = try_open(path, cache, 1, &db);
+	if (rc)
+		fprintf(stderr, "open: %s\n", ut_errdetail());
+	assert_int_equal(rc, UT_OK);
+	return db;
+}
+
+static void fill(ut_db *db, int from, int to, int vlen)
+{
+	ut_txn *t;
+	char k[32], v[512];
+
+	memset(v, 'v', sizeof(v));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = from; i < to; i++) {
+		snprintf(k, sizeof(k), "key%09d", i);
+		snprintf(v, sizeof(v), "val%09d", i);
+		v[12] = 'v';
+		assert_int_equal(ut_put(t, k, 12, v, (size_t)vlen), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+}
+
+static void check(ut_db *db, int from, int to, int vlen)
+{
+	ut_txn *t;
+	char k[32], v[32];
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = from; i < to; i++) {
+		void *got;
+		size_t gl;
+		snprintf(k, sizeof(k), "key%09d", i);
+		snprintf(v, sizeof(v), "val%09d", i);
+		assert_int_equal(ut_get(t, k, 12, &got, &gl), UT_OK);
+		assert_int_equal(gl, (size_t)vlen);
+		assert_memory_equal(got, v, 12);
+		free(got);
+	}
+	ut_commit(t);
+}
+
+/* Build a database of about `pages` pages and close it. */
+static char *make_db(const char *name, int keys)
+{
+	char *path = tmp_path(name);
+	ut_db *db = open_db(path, 0);
+	fill(db, 0, keys, 300);
+	assert_int_equal(ut_close(db), UT_OK);
+	return path;
+}
+
+static void rw_page(const char *path, uint32_t pgno, uint8_t *buf, int write)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	if (write)
+		assert_int_equal(pwrite(fd, buf, UT_PAGE_SIZE, (off_t)pgno * UT_PAGE_SIZE),
+				 UT_PAGE_SIZE);
+	else
+		assert_int_equal(pread(fd, buf, UT_PAGE_SIZE, (off_t)pgno * UT_PAGE_SIZE),
+				 UT_PAGE_SIZE);
+	close(fd);
+}
+
+static off_t fsize(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* ---- buffer pool ----------------------------------------------------- */
+
+static void test_eviction_small_cache(void **s)
+{
+	(void)s;
+	char *path = tmp_path("evict");
+	ut_db *db = open_db(path, 8 * UT_PAGE_SIZE);
+	ut_pager *pg = ut_db_pager(db);
+	ut_stats st;
+
+	/* many small transactions: the pool stays at its bound */
+	for (int i = 0; i < 40; i++) {
+		fill(db, i * 500, (i + 1) * 500, 300);
+		assert_true(ut_pager_frames(pg) <= 8);
+	}
+	assert_true(ut_pager_page_count(pg) > 300); /* ~40x the cache */
+	/* evictions wrote committed pages before any checkpoint */
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_true(st.page_writes > 100);
+	assert_int_equal(st.protect, UT_PROTECT_UNSAFE);
+	check(db, 0, 20000, 300);
+	assert_true(ut_pager_frames(pg) <= 8);
+	assert_int_equal(ut_pager_pinned(pg), 1); /* page 0 only */
+
+	/* one big transaction may exceed the bound (no-steal), then the pool
+	 * shrinks back */
+	fill(db, 20000, 30000, 300);
+	assert_true(ut_pager_frames(pg) <= 8);
+	check(db, 0, 30000, 300);
+	assert_int_equal(ut_close(db), UT_OK);
+	db = open_db(path, 8 * UT_PAGE_SIZE);
+	check(db, 0, 30000, 300);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+static void test_no_steal(void **s)
+{
+	(void)s;
+	char *path = make_db("nosteal", 2000);
+	ut_db *db = open_db(path, 8 * UT_PAGE_SIZE);
+	ut_pager *pg = ut_db_pager(db);
+	ut_stats st0, st1;
+	ut_txn *t;
+	char k[32], v[400];
+	off_t size0 = fsize(path);
+
+	assert_int_equal(ut_stats_get(db, &st0), UT_OK);
+	memset(v, 'N', sizeof(v));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(k, sizeof(k), "new%09d", i);
+		assert_int_equal(ut_put(t, k, 12, v, 300), UT_OK);
+	}
+	/* dirty pages far beyond the cache, none written yet */
+	assert_true(ut_pager_frames(pg) > 8);
+	assert_int_equal(ut_stats_get(db, &st1), UT_OK);
+	assert_true(st1.page_writes == st0.page_writes);
+	assert_int_equal(fsize(path), size0);
+	ut_abort(t);
+	assert_true(ut_pager_frames(pg) <= 8);
+	check(db, 0, 2000, 300);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(fsize(path), size0);
+	unlink(path);
+	free(path);
+}
+
+static void test_pinning(void **s)
+{
+	(void)s;
+	char *path = make_db("pin", 3000);
+	ut_pager *p;
+	ut_pager_config cfg = { .cache_bytes = 8 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 0 };
+	ut_pg *held[8];
+	uint8_t copy[8][64];
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	uint32_t n = ut_pager_page_count(p);
+	assert_true(n > 40);
+	assert_int_equal(ut_pager_pinned(p), 1);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(ut_pager_get(p, (uint32_t)i + 1, &held[i]), UT_OK);
+		assert_int_equal(held[i]->pgno, (uint32_t)i + 1);
+		memcpy(copy[i], held[i]->data, 64);
+	}
+	assert_int_equal(ut_pager_pinned(p), 9);
+	/* cycle through every other page: pinned frames must survive */
+	for (int round = 0; round < 3; round++) {
+		for (uint32_t q = 9; q < n; q++) {
+			ut_pg *x;
+			assert_int_equal(ut_pager_get(p, q, &x), UT_OK);
+			assert_int_equal(x->pgno, q);
+			assert_int_equal(ut_page_pgno(x->data), q);
+			ut_pager_release(p, x);
+		}
+	}
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(held[i]->pgno, (uint32_t)i + 1);
+		assert_memory_equal(held[i]->data, copy[i], 64);
+		ut_pg *again;
+		assert_int_equal(ut_pager_get(p, (uint32_t)i + 1, &again), UT_OK);
+		assert_ptr_equal(again, held[i]); /* same frame, not a reload */
+		ut_pager_release(p, again);
+		ut_pager_release(p, held[i]);
+	}
+	assert_int_equal(ut_pager_pinned(p), 1);
+	/* out-of-range page numbers are refused, not read */
+	ut_pg *x;
+	assert_int_equal(ut_pager_get(p, n, &x), UT_ECORRUPT);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+static void test_free_list_alloc(void **s)
+{
+	(void)s;
+	char *path = tmp_path("freelist");
+	ut_pager *p;
+	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1 };
+	ut_pg *pg;
+	uint32_t got[20];
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_page_count(p), 2);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+		got[i] = pg->pgno;
+		assert_int_equal(got[i], (uint32_t)i + 2);
+		ut_pager_release(p, pg);
+	}
+	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(ut_pager_get(p, got[i], &pg), UT_OK);
+		assert_int_equal(ut_pager_free(p, pg), UT_OK);
+	}
+	assert_int_equal(ut_pager_commit(p, 1), UT_OK);
+	assert_int_equal(ut_pager_free_count(p), 10);
+	/* allocation takes free pages before growing the file */
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+		assert_true(pg->pgno < 22);
+		ut_pager_release(p, pg);
+	}
+	assert_int_equal(ut_pager_free_count(p), 0);
+	assert_int_equal(ut_pager_page_count(p), 22);
+	/* rollback restores the free list */
+	ut_pager_rollback(p);
+	assert_int_equal(ut_pager_free_count(p), 10);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_free_count(p), 10);
+	assert_int_equal(ut_pager_page_count(p), 22);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+/* ---- bad files ------------------------------------------------------- */
+
+static void expect_open(const char *path, int create, int want, const char *detail)
+{
+	ut_db *db;
+	int rc = try_open(path, 0, create, &db);
+	if (rc != want)
+		fprintf(stderr, "open %s: %d (%s)\n", path, rc, ut_errdetail());
+	assert_int_equal(rc, want);
+	assert_null(db);
+	assert_non_null(strstr(ut_errdetail(), path));
+	if (detail)
+		assert_non_null(strstr(ut_errdetail(), detail));
+}
+
+static void test_foreign_and_empty(void **s)
+{
+	(void)s;
+	char *path = tmp_path("foreign");
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < 5000; i++)
+		fprintf(f, "this is not a database %d\n", i);
+	fclose(f);
+	off_t sz = fsize(path);
+	expect_open(path, 1, UT_ENOTDB, "not an untorn database");
+	expect_open(path, 0, UT_ENOTDB, NULL);
+	assert_int_equal(fsize(path), sz); /* untouched */
+	/* a short foreign file too */
+	f = fopen(path, "w");
+	fputs("x", f);
+	fclose(f);
+	expect_open(path, 1, UT_ENOTDB, NULL);
+	/* an empty file: initialised with create, refused without */
+	f = fopen(path, "w");
+	fclose(f);
+	expect_open(path, 0, UT_ENOTDB, "empty");
+	ut_db *db;
+	assert_int_equal(try_open(path, 0, 1, &db), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(fsize(path), 2 * UT_PAGE_SIZE);
+	unlink(path);
+	/* missing file without create */
+	expect_open(path, 0, UT_EIO, "No such file");
+	assert_int_equal(access(path, F_OK), -1);
+	free(path);
+}
+
+static void test_wrong_version(void **s)
+{
+	(void)s;
+	char *path = make_db("version", 100);
+	uint8_t *pg = malloc(UT_PAGE_SIZE), *orig = malloc(UT_PAGE_SIZE);
+
+	rw_page(path, 0, orig, 0);
+	memcpy(pg, orig, UT_PAGE_SIZE);
+	ut_st32(pg + UT_META_VERSION, UT_FORMAT_VERSION + 1);
+	ut_page_seal(pg);
+	rw_page(path, 0, pg, 1);
+	expect_open(path, 1, UT_EVERSION, "version");
+	/* other version even with a checksum this build cannot judge */
+	pg[100] ^= 1;
+	rw_page(path, 0, pg, 1);
+	expect_open(path, 1, UT_EVERSION, NULL);
+
+	memcpy(pg, orig, UT_PAGE_SIZE);
+	ut_st32(pg + UT_META_PAGESIZE, 4096);
+	ut_page_seal(pg);
+	rw_page(path, 0, pg, 1);
+	expect_open(path, 1, UT_EVERSION, "page size");
+
+	rw_page(path, 0, orig, 1);
+	ut_db *db;
+	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	free(pg);
+	free(orig);
+	unlink(path);
+	free(path);
+}
+
+static void test_truncated(void **s)
+{
+	(void)s;
+	char *path = make_db("trunc", 3000);
+	off_t sz = fsize(path);
+
+	assert_true(sz > 20 * UT_PAGE_SIZE);
+	assert_int_equal(truncate(path, sz - UT_PAGE_SIZE), 0);
+	expect_open(path, 1, UT_ECORRUPT, "truncated");
+	assert_int_equal(truncate(path, sz + 100), 0);
+	expect_open(path, 1, UT_ECORRUPT, "multiple of the page size");
+	assert_int_equal(truncate(path, UT_PAGE_SIZE / 2), 0);
+	expect_open(path, 1, UT_ECORRUPT, NULL);
+	unlink(path);
+	free(path);
+}
+
+static void test_corrupt_page(void **s)
+{
+	(void)s;
+	char *path = make_db("corrupt", 3000);
+	uint8_t *pg = malloc(UT_PAGE_SIZE);
+	ut_db *db;
+	ut_txn *t;
+
+	/* find a leaf page and damage one byte of a value in it */
+	uint32_t victim = 0;
+	char key[16];
+	for (uint32_t q = 1; !victim; q++) {
+		rw_page(path, q, pg, 0);
+		if (ut_page_type(pg) == UT_PT_LEAF && ut_page_nslots(pg) > 2)
+			victim = q;
+	}
+	uint8_t *cell = ut_page_cell(pg, 1);
+	memcpy(key, cell + 7, 12);
+	cell[7 + 12 + 5] ^= 0x20; /* in the value */
+	rw_page(path, victim, pg, 1);
+
+	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	void *v = NULL;
+	size_t vl = 0;
+	assert_int_equal(ut_get(t, key, 12, &v, &vl), UT_ECORRUPT);
+	assert_null(v);
+	char want[64];
+	snprintf(want, sizeof(want), "page %u: checksum mismatch", victim);
+	assert_non_null(strstr(ut_errdetail(), want));
+	assert_non_null(strstr(ut_errdetail(), path));
+	/* asked again: still refused, not served from the cache */
+	assert_int_equal(ut_get(t, key, 12, &v, &vl), UT_ECORRUPT);
+	/* a scan stops with the error too */
+	ut_cursor *c;
+	int rc;
+	assert_int_equal(ut_cursor_open(t, &c), UT_OK);
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c))
+		;
+	assert_int_equal(rc, UT_ECORRUPT);
+	ut_cursor_close(c);
+	ut_commit(t);
+	ut_stats st;
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_true(st.corrupt_pages >= 2);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* a damaged header page fails the open */
+	rw_page(path, 0, pg, 0);
+	pg[UT_META_ROOT] ^= 1;
+	rw_page(path, 0, pg, 1);
+	expect_open(path, 0, UT_ECORRUPT, "page 0: checksum mismatch");
+	free(pg);
+	unlink(path);
+	free(path);
+}
+
+static void test_second_open_locked(void **s)
+{
+	(void)s;
+	char *path = make_db("lock", 10);
+	ut_db *db, *db2;
+
+	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
+	assert_int_equal(try_open(path, 0, 0, &db2), UT_ELOCKED);
+	assert_null(db2);
+	assert_non_null(strstr(ut_errdetail(), path));
+	/* another process */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ut_db *d;
+		_exit(try_open(path, 0, 0, &d) == UT_ELOCKED ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the failed opens did not disturb the first handle */
+	check(db, 0, 10, 300);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_eviction_small_cache),
+		cmocka_unit_test(test_no_steal),
+		cmocka_unit_test(test_pinning),
+		cmocka_unit_test(test_free_list_alloc),
+		cmocka_unit_test(test_foreign_and_empty),
+		cmocka_unit_test(test_wrong_version),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_corrupt_page),
+		cmocka_unit_test(test_second_open_locked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
