@@ -474,6 +474,11 @@ static void test_check(void **state)
 	out_free(&o);
 	free(in);
 	run(&o, NULL, "--protect", "unsafe", "check", db, NULL);
+	if (o.status == 3 && strstr(o.err, "no ut_check")) {
+		fprintf(stderr, "test_check: SKIPPED: the engine has no ut_check yet\n");
+		out_free(&o);
+		skip();
+	}
 	EXPECT_STATUS(&o, 0);
 	assert_non_null(strstr(o.out, "clean"));
 	out_free(&o);

@@ -485,7 +485,7 @@ static void run_tool_check(struct diff *d)
 	char cmd[1400];
 	int st;
 
-	if (!tool || access(tool, X_OK))
+	if (!tool || access(tool, X_OK) || !ut_check)
 		return;
 	d->what = "untorn check";
 	snprintf(cmd, sizeof(cmd), "'%s' check '%s' >/dev/null", tool, d->path);

@@ -534,10 +534,6 @@ static int cmd_check(int argc, char **argv, long batch)
 	ut_options o = g.opt;
 
 	(void)argc; (void)batch;
-	if (!ut_check) {
-		warnx("check: this libuntorn has no ut_check()");
-		return EXIT_ERROR;
-	}
 	o.create = 0;
 	rc = ut_open(argv[0], &o, &db);
 	if (rc == UT_ECORRUPT) {
@@ -547,6 +543,12 @@ static int cmd_check(int argc, char **argv, long batch)
 	}
 	if (rc)
 		return fail_rc(rc, argv[0]);
+	if (!ut_check) {
+		warnx("check: %s: this libuntorn has no ut_check(); nothing verified",
+		      argv[0]);
+		ut_close(db);
+		return EXIT_ERROR;
+	}
 	memset(&r, 0, sizeof(r));
 	rc = ut_check(db, stdout, &r);
 	if (rc == UT_OK) {
