@@ -759,9 +759,7 @@ int main(int argc, char **argv)
 
 	g.prog = argv[0];
 	ut_options_default(&g.opt);
-	pos = calloc((size_t)argc + 1, sizeof(*pos));
-	if (!pos)
-		return EXIT_ERROR;
+	pos = argv; /* positional arguments are compacted in place: npos < i */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
@@ -869,7 +867,6 @@ int main(int argc, char **argv)
 			warnx("stdout: %s", strerror(errno));
 			ex = EXIT_ERROR;
 		}
-		free(pos);
 		return ex;
 	}
 }
