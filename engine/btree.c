@@ -614,8 +614,12 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 			return rc;
 		unsigned pn = ut_page_nslots(parent->data);
 		if (pn > 0) {
-			unsigned a = pidx < pn ? pidx : pidx - 1;
-			rc = try_merge(p, parent, a);
+			/* with the right neighbour, else with the left one */
+			rc = 0;
+			if (pidx < pn)
+				rc = try_merge(p, parent, pidx);
+			if (rc == 0 && pidx > 0)
+				rc = try_merge(p, parent, pidx - 1);
 			if (rc < 0) {
 				ut_pager_release(p, parent);
 				return rc;

@@ -3,8 +3,8 @@
  *
  * Contract: EVERY write of a page to the data file goes through
  * ops->write_pages of the strategy chosen at open.  The pager hands over a
- * batch of whole, checksummed (ut_page_seal'd) 16 KiB pages in ut_io_alloc'd
- * buffers; the strategy writes them to their home offsets (pgno * 16384) in
+ * batch of whole, checksummed (ut_page_seal'd) 16 KiB pages in
+ * UT_IO_ALIGN-aligned buffers (suitable for O_DIRECT); the strategy writes them to their home offsets (pgno * 16384) in
  * whatever protected way it implements.  Strategies never look inside pages
  * and never call back into the pager.
  *

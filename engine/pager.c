@@ -3,13 +3,20 @@
  * transaction's page journal (contract in pager.h).
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pager.h"
 
 #define EVICT_BATCH 64
-#define PRE_POOL_MAX 64
+#define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
+#define SLAB_PAGES 64 /* page buffers per mmap'd slab */
+/* Pre-images beyond this many count against the cache bound (evicting
+ * clean frames); up to it they ride on top of it.  24 MiB keeps resident
+ * memory within cache_bytes + 32 MiB for ordinary transactions without
+ * shrinking the cache for them. */
+#define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
 
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
@@ -37,8 +44,12 @@ struct ut_pager {
 	int in_txn;
 	struct frame **tx;
 	size_t ntx, captx;
-	uint8_t *prepool[PRE_POOL_MAX];
-	size_t npre;
+	uint8_t **pool; /* spare page buffers (frames and pre-images share them) */
+	size_t npool, cappool;
+	size_t nresident; /* buffers in the pool whose memory is resident */
+	void **slabs;
+	size_t nslabs;
+	size_t preout; /* pre-images held by the transaction */
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -46,6 +57,11 @@ struct ut_pager {
 	uint64_t lsn, durable_lsn;
 	int fatal;
 };
+
+static inline size_t pre_charged(const ut_pager *p)
+{
+	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+}
 
 static inline size_t hslot(ut_pager *p, uint32_t pgno)
 {
@@ -102,19 +118,68 @@ static int hgrow(ut_pager *p)
 	return UT_OK;
 }
 
+/* Page buffers: frames and pre-images draw from one pool of aligned 16 KiB
+ * buffers, so memory is reused instead of fragmenting the heap. */
+/* Buffers come from mmap'd slabs (page-aligned, no allocator overhead).
+ * A buffer returned while the pool holds more than the bound plus
+ * POOL_SLACK is given back to the kernel with MADV_DONTNEED (it stays in
+ * the pool; touching it again faults in a zero page), so resident memory
+ * follows the cache bound even after a big transaction. */
+static int pool_push(ut_pager *p, uint8_t *b)
+{
+	if (p->npool == p->cappool) {
+		size_t c = p->cappool ? p->cappool * 2 : SLAB_PAGES;
+		uint8_t **np = realloc(p->pool, c * sizeof(*np));
+		if (!np)
+			return UT_ENOMEM;
+		p->pool = np;
+		p->cappool = c;
+	}
+	p->pool[p->npool++] = b;
+	return UT_OK;
+}
+
+static uint8_t *buf_get(ut_pager *p)
+{
+	if (!p->npool) {
+		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		p->slabs = ns;
+		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
+				     PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (slab == MAP_FAILED)
+			return NULL;
+		p->slabs[p->nslabs++] = slab;
+		for (int i = SLAB_PAGES - 1; i >= 0; i--)
+			if (pool_push(p, slab + (size_t)i * UT_PAGE_SIZE))
+				return NULL;
+	}
+	if (p->nresident)
+		p->nresident--;
+	return p->pool[--p->npool];
+}
+
+static void buf_put(ut_pager *p, uint8_t *b)
+{
+	if (pool_push(p, b))
+		return; /* leaks one buffer into its slab until close */
+	if (p->nframes + pre_charged(p) + p->nresident < p->maxframes + POOL_SLACK) {
+		p->nresident++;
+	} else {
+		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
+	}
+}
+
 static uint8_t *pre_get(ut_pager *p)
 {
-	if (p->npre)
-		return p->prepool[--p->npre];
-	return malloc(UT_PAGE_SIZE);
+	return buf_get(p);
 }
 
 static void pre_put(ut_pager *p, uint8_t *b)
 {
-	if (p->npre < PRE_POOL_MAX)
-		p->prepool[p->npre++] = b;
-	else
-		free(b);
+	buf_put(p, b);
 }
 
 /* ---- meta helpers ---------------------------------------------------- */
@@ -223,7 +288,7 @@ static struct frame *new_frame(ut_pager *p)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->pg.data = ut_io_alloc(UT_PAGE_SIZE);
+	f->pg.data = buf_get(p);
 	if (!f->pg.data) {
 		free(f);
 		return NULL;
@@ -232,24 +297,33 @@ static struct frame *new_frame(ut_pager *p)
 	return f;
 }
 
-/* A frame to load a page into (not in the hash, not valid).  Called with
- * p->mu held. */
-static int get_frame(ut_pager *p, struct frame **out)
+/* A frame to load a page into (not in the hash, not valid), and its index
+ * in p->frames.  Frames plus the transaction's pre-images stay within the
+ * bound while anything is evictable.  Called with p->mu held. */
+static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 {
 	struct frame *batch[EVICT_BATCH];
+	size_t bidx[EVICT_BATCH];
 	struct frame *victim = NULL;
-	size_t nb = 0;
+	size_t nb = 0, vidx = 0;
 	int rc;
 
-	if (p->nframes < p->maxframes) {
+	/* Below the bound, or every frame but page 0 belongs to the running
+	 * transaction (nothing evictable: skip the sweep): a new frame. */
+	if (p->nframes + pre_charged(p) < p->maxframes || p->ntx + 1 >= p->nframes) {
 		*out = new_frame(p);
-		return *out ? UT_OK : UT_ENOMEM;
+		if (!*out)
+			return UT_ENOMEM;
+		*idx = p->nframes - 1;
+		return UT_OK;
 	}
 	for (size_t step = 0; step < 2 * p->nframes + 1 && !victim; step++) {
 		struct frame *f = p->frames[p->hand];
+		size_t at = p->hand;
 		p->hand = (p->hand + 1) % p->nframes;
 		if (!f->valid) {
 			victim = f;
+			vidx = at;
 			break;
 		}
 		if (f->pin || f->txn)
@@ -262,31 +336,62 @@ static int get_frame(ut_pager *p, struct frame **out)
 			int seen = 0;
 			for (size_t i = 0; i < nb; i++)
 				seen |= batch[i] == f;
-			if (!seen && nb < EVICT_BATCH)
+			if (!seen && nb < EVICT_BATCH) {
+				bidx[nb] = at;
 				batch[nb++] = f;
+			}
 			if (nb == EVICT_BATCH)
 				break;
 			continue;
 		}
 		victim = f;
+		vidx = at;
 	}
 	if (nb) {
 		rc = flush_frames(p, batch, nb, 0);
 		if (rc)
 			return rc;
-		if (!victim)
+		if (!victim) {
 			victim = batch[0];
+			vidx = bidx[0];
+		}
 	}
 	if (!victim) {
 		/* Everything pinned or dirtied by the transaction: grow. */
 		*out = new_frame(p);
-		return *out ? UT_OK : UT_ENOMEM;
+		if (!*out)
+			return UT_ENOMEM;
+		*idx = p->nframes - 1;
+		return UT_OK;
 	}
 	if (victim->valid)
 		hremove(p, victim);
 	victim->valid = 0;
 	*out = victim;
+	*idx = vidx;
 	return UT_OK;
+}
+
+static int get_frame(ut_pager *p, struct frame **out)
+{
+	size_t idx;
+
+	return get_frame_idx(p, out, &idx);
+}
+
+/* Over the bound (pre-images count): free one evictable frame if any. */
+static void drop_one(ut_pager *p)
+{
+	struct frame *f;
+	size_t idx;
+
+	if (p->ntx + 1 >= p->nframes || get_frame_idx(p, &f, &idx))
+		return;
+	p->frames[idx] = p->frames[--p->nframes];
+	if (p->hand >= p->nframes)
+		p->hand = 0;
+	buf_put(p, f->pg.data);
+	free(f);
 }
 
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
@@ -393,6 +498,9 @@ static int write_locked(ut_pager *p, struct frame *f)
 	f->predirty = f->dirty;
 	f->txn = 1;
 	f->dirty = 1;
+	p->preout++;
+	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
+		drop_one(p);
 	return UT_OK;
 }
 
@@ -463,9 +571,10 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	rc = get_frame(p, &f);
 	if (!rc && (rc = tx_add(p, f)))
 		f->valid = 0;
-	pthread_mutex_unlock(&p->mu);
-	if (rc)
+	if (rc) {
+		pthread_mutex_unlock(&p->mu);
 		return rc;
+	}
 	ut_page_init(f->pg.data, pgno, type);
 	f->pg.pgno = pgno;
 	f->pre = NULL; /* new to the file */
@@ -474,7 +583,6 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->predirty = 0;
 	f->pin = 1;
 	f->ref = 1;
-	pthread_mutex_lock(&p->mu);
 	hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
 	ut_st32(p->meta->pg.data + UT_META_PAGECOUNT, pgno + 1);
@@ -534,9 +642,9 @@ static void shrink(ut_pager *p)
 		if (!f->valid || (!f->pin && !f->txn && !f->dirty)) {
 			if (f->valid)
 				hremove(p, f);
-			free(f->pg.data);
-			free(f);
 			p->frames[i] = p->frames[--p->nframes];
+			buf_put(p, f->pg.data);
+			free(f);
 		} else {
 			i++;
 		}
@@ -559,8 +667,10 @@ static void end_txn(ut_pager *p, int restore)
 				f->pin = 0;
 			}
 		}
-		if (f->pre)
+		if (f->pre) {
+			p->preout--;
 			pre_put(p, f->pre);
+		}
 		f->pre = NULL;
 		f->txn = 0;
 	}
@@ -669,13 +779,12 @@ int ut_pager_checkpoint(ut_pager *p)
 
 static void pager_free_all(ut_pager *p)
 {
-	for (size_t i = 0; i < p->nframes; i++) {
-		free(p->frames[i]->pg.data);
-		free(p->frames[i]->pre);
+	for (size_t i = 0; i < p->nframes; i++)
 		free(p->frames[i]);
-	}
-	for (size_t i = 0; i < p->npre; i++)
-		free(p->prepool[i]);
+	for (size_t i = 0; i < p->nslabs; i++)
+		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
+	free(p->slabs);
+	free(p->pool);
 	free(p->frames);
 	free(p->buckets);
 	free(p->tx);
@@ -696,8 +805,10 @@ int ut_pager_close(ut_pager *p)
 		return UT_OK;
 	if (p->in_txn)
 		ut_pager_rollback(p);
-	if (!p->fatal)
-		rc = ut_pager_checkpoint(p);
+	rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
+	if (rc)
+		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
+				 p->path, ut_strerror(rc));
 	pager_free_all(p);
 	return rc;
 }

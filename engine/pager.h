@@ -10,8 +10,9 @@
  *    (flush.h); every page write goes through ut_flusher ops->write_pages.
  *  - Buffer pool: at most cache_bytes / 16384 frames (minimum
  *    UT_PAGER_MIN_FRAMES), a hash table pgno -> frame, clock eviction.
- *    Pinned frames and frames dirtied by the running write transaction are
- *    never evicted; when no frame is evictable the pool grows past the bound
+ *    The write transaction's pre-images beyond 24 MiB count against the
+ *    bound too.  Pinned frames and frames dirtied by the running write
+ *    transaction are never evicted; when no frame is evictable the pool grows past the bound
  *    (a big transaction may exceed cache_bytes temporarily) and shrinks back
  *    as frames become evictable.
  *  - No-steal: a page dirtied by the running write transaction is never
@@ -54,6 +55,11 @@
 #define UT_FORMAT_VERSION 1u
 #define UT_MAGIC "untornDB"
 #define UT_PAGER_MIN_FRAMES 8u
+
+/* Reserved companion files: PATH UT_WAL_SUFFIX (write-ahead log) and
+ * PATH UT_DW_SUFFIX (double-write buffer).  Not created in this issue. */
+#define UT_WAL_SUFFIX "-wal"
+#define UT_DW_SUFFIX "-dw"
 
 /* Database header field offsets in page 0. */
 #define UT_META_MAGIC 32

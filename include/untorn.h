@@ -20,6 +20,21 @@
  * its start and nothing changes under it.  A thread must not begin a write
  * transaction while it holds a read transaction (it would wait for itself).
  * A ut_txn and its cursors belong to one thread at a time.
+ *
+ * Memory: the buffer pool holds at most cache_bytes of pages plus up to
+ * 24 MiB of the running write transaction's pre-image copies (more than
+ * that count against cache_bytes).  Pages a write transaction changed stay in memory until it commits
+ * (no-steal), so one very large transaction may exceed cache_bytes until it
+ * ends; the pool shrinks back afterwards.
+ *
+ * Files: the data file is the path given to ut_open; PATH "-wal" (log) and
+ * PATH "-dw" (double-write buffer) are reserved for the engine.
+ *
+ * Durability (this release): without the write-ahead log, a commit with
+ * sync=1 writes the transaction's pages in place and syncs; it is durable
+ * but not yet atomic across pages if the machine crashes mid-commit.
+ * UT_PROTECT_AUTO resolves to the best strategy built in; until atomic and
+ * double-write land that is "unsafe" -- ut_stats.protect tells which.
  */
 #ifndef UNTORN_H
 #define UNTORN_H
@@ -91,7 +106,14 @@ typedef struct ut_stats {
 void ut_options_default(ut_options *o);
 
 /* Open (or create) the database at path.  o may be NULL for defaults.
- * On success *db is a handle to close with ut_close. */
+ * On success *db is a handle to close with ut_close.  Errors, each with
+ * ut_errdetail naming the file: UT_ENOTDB not an untorn file (or an empty
+ * file with create=0; with create=1 an empty file is initialised),
+ * UT_EVERSION other format version or page size, UT_ECORRUPT header page
+ * checksum failure or truncated file, UT_ELOCKED opened already (by another
+ * process or another ut_open in this one), UT_EIO with detail "No such file
+ * or directory" when the file is missing and create=0, UT_ENOTSUP for a
+ * protection mode this build or file cannot do. */
 int ut_open(const char *path, const ut_options *o, ut_db **db);
 
 /* Flush, checkpoint and close.  Open transactions must have ended
@@ -120,7 +142,11 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen);
 int ut_del(ut_txn *t, const void *key, size_t klen);
 
 /* Cursors walk keys in order.  A cursor lives inside its transaction and is
- * invalidated by ut_put/ut_del through the same transaction (re-seek). */
+ * invalidated by ut_put/ut_del through the same transaction (re-seek;
+ * until then next/get return UT_EINVAL).  Ending the transaction detaches
+ * its cursors (every call but ut_cursor_close then gives UT_EINVAL); they
+ * must still be freed with ut_cursor_close.  A page failing its checksum
+ * makes get/seek/next return UT_ECORRUPT, never the data. */
 int ut_cursor_open(ut_txn *t, ut_cursor **c);
 /* Position at the first key >= key; klen 0 = the first key.
  * UT_NOTFOUND when there is no such key. */
@@ -133,7 +159,8 @@ int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
 void ut_cursor_close(ut_cursor *c);
 
 /* Write every dirty page through the protection mode and record a
- * checkpoint, so the log can be reclaimed. */
+ * checkpoint, so the log can be reclaimed.  Waits for running transactions
+ * to end: do not call it while holding one. */
 int ut_checkpoint(ut_db *db);
 
 int ut_stats_get(ut_db *db, ut_stats *st);

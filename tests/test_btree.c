@@ -225,6 +225,61 @@ static void test_delete_to_empty_and_reuse(void **s)
 	free(path);
 }
 
+static void test_sparse_delete_merges(void **s)
+{
+	(void)s;
+	char *path = tmp_path("merge");
+	ut_db *db = open_db(path, 0);
+	ut_pager *pg = ut_db_pager(db);
+	uint8_t k[UT_MAX_KEY];
+	const uint32_t n = 3000;
+	ut_txn *t;
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = (j * 1237u) % n;
+		bigkey(k, i);
+		assert_int_equal(ut_put(t, k, sizeof(k), &i, 4), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	uint32_t used0 = ut_pager_page_count(pg) - ut_pager_free_count(pg);
+	/* keep one key in ten: leaves holding one or two keys each must be
+	 * merged with their neighbours */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i % 10 == 0)
+			continue;
+		bigkey(k, i);
+		assert_int_equal(ut_del(t, k, sizeof(k)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	uint32_t used1 = ut_pager_page_count(pg) - ut_pager_free_count(pg);
+	/* 300 keys of ~1 KiB fit in ~20 full leaves; without merging ~150 pages stay */
+	fprintf(stderr, "pages in use: %u before, %u after\n", used0, used1);
+	assert_true(used1 <= 64);
+	assert_true(used1 * 5 < used0);
+	/* what is left is intact */
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	ut_cursor *c;
+	assert_int_equal(ut_cursor_open(t, &c), UT_OK);
+	uint32_t want = 0;
+	int rc;
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c)) {
+		const void *pk, *pv;
+		size_t kl, vl;
+		assert_int_equal(ut_cursor_get(c, &pk, &kl, &pv, &vl), UT_OK);
+		bigkey(k, want);
+		assert_memory_equal(pk, k, UT_MAX_KEY);
+		want += 10;
+	}
+	assert_int_equal(want, n);
+	ut_cursor_close(c);
+	ut_commit(t);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+}
+
 static uint8_t *pattern(size_t n, unsigned seed)
 {
 	uint8_t *b = malloc(n ? n : 1);
@@ -637,6 +692,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_splits_every_level),
 		cmocka_unit_test(test_delete_to_empty_and_reuse),
+		cmocka_unit_test(test_sparse_delete_merges),
 		cmocka_unit_test(test_overflow_and_limits),
 		cmocka_unit_test(test_cursor_edges),
 		cmocka_unit_test(test_abort_leaves_no_trace),

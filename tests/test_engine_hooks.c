@@ -1,0 +1,231 @@
+/*
+ * tests/test_engine_hooks.c - the points the write-ahead log and the flush
+ * strategies plug into: log_commit sees every page of a transaction with
+ * its pre-image (NULL for new pages) and its LSN is stamped on the pages;
+ * log_flush_to runs before a page with a newer LSN reaches the file;
+ * protection mode selection.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "untorn.h"
+#include "flush.h"
+#include "pager.h"
+
+static char *tmp_path(const char *name)
+{
+	static int seq;
+	const char *dir = getenv("UT_TMPDIR");
+	char *p = malloc(512);
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	mkdir(dir, 0755);
+	snprintf(p, 512, "%s/hooks-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
+	unlink(p);
+	return p;
+}
+
+struct logctx {
+	uint64_t next_lsn, flushed_to;
+	int commits, flushes;
+	size_t npages, nnew;
+	uint32_t pgnos[64];
+	uint8_t pre_byte[64], post_byte[64];
+	int fail_next;
+	ut_pager *pager;
+	uint64_t max_lsn_written_before_flush;
+};
+
+static int log_commit(void *ctx, const ut_log_page *pages, size_t n, int sync,
+		      uint64_t *lsn)
+{
+	struct logctx *c = ctx;
+	(void)sync;
+	if (c->fail_next) {
+		c->fail_next = 0;
+		return UT_EIO;
+	}
+	c->commits++;
+	c->npages = n;
+	c->nnew = 0;
+	for (size_t i = 0; i < n && i < 64; i++) {
+		c->pgnos[i] = pages[i].pgno;
+		if (!pages[i].pre)
+			c->nnew++;
+		else
+			c->pre_byte[i] = ((const uint8_t *)pages[i].pre)[UT_PG_HDR + 100];
+		c->post_byte[i] = ((const uint8_t *)pages[i].post)[UT_PG_HDR + 100];
+	}
+	c->next_lsn += 10;
+	*lsn = c->next_lsn;
+	return UT_OK;
+}
+
+static int log_flush_to(void *ctx, uint64_t lsn)
+{
+	struct logctx *c = ctx;
+	c->flushes++;
+	if (lsn > c->flushed_to)
+		c->flushed_to = lsn;
+	/* nothing with LSN > lsn may be written before this returns: the
+	 * pager must not have counted a write of the new pages yet */
+	c->max_lsn_written_before_flush = ut_pager_counters(c->pager)->page_writes;
+	return UT_OK;
+}
+
+static void test_log_hooks(void **s)
+{
+	(void)s;
+	char *path = tmp_path("log");
+	struct logctx lc = { .next_lsn = 100 };
+	ut_log_hooks hooks = { .ctx = &lc, .log_commit = log_commit,
+			       .log_flush_to = log_flush_to };
+	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1,
+				.hooks = &hooks };
+	ut_pager *p;
+	ut_pg *a, *b;
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	lc.pager = p;
+	/* txn 1: two new pages and a change to the root leaf (page 1) */
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_OVERFLOW, &a), UT_OK);
+	a->data[UT_PG_HDR + 100] = 0xA1;
+	assert_int_equal(ut_pager_alloc(p, UT_PT_OVERFLOW, &b), UT_OK);
+	b->data[UT_PG_HDR + 100] = 0xB1;
+	uint32_t apg = a->pgno, bpg = b->pgno;
+	ut_pager_release(p, a);
+	ut_pager_release(p, b);
+	ut_pg *r;
+	assert_int_equal(ut_pager_get(p, 1, &r), UT_OK);
+	assert_int_equal(ut_pager_write(p, r), UT_OK);
+	uint8_t old = r->data[UT_PG_HDR + 100];
+	r->data[UT_PG_HDR + 100] = 0x77;
+	ut_pager_release(p, r);
+	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
+	assert_int_equal(lc.commits, 1);
+	assert_int_equal(lc.npages, 4); /* meta (page count), two new, root */
+	assert_int_equal(lc.nnew, 2);
+	int seen = 0;
+	for (size_t i = 0; i < lc.npages; i++) {
+		if (lc.pgnos[i] == 1) {
+			assert_int_equal(lc.pre_byte[i], old);
+			assert_int_equal(lc.post_byte[i], 0x77);
+			seen |= 1;
+		}
+		if (lc.pgnos[i] == apg) {
+			assert_int_equal(lc.post_byte[i], 0xA1);
+			seen |= 2;
+		}
+		if (lc.pgnos[i] == bpg)
+			seen |= 4;
+		if (lc.pgnos[i] == 0)
+			seen |= 8;
+	}
+	assert_int_equal(seen, 15);
+	/* the commit LSN is on every page */
+	assert_int_equal(ut_pager_get(p, apg, &a), UT_OK);
+	assert_true(ut_page_lsn(a->data) == 110);
+	ut_pager_release(p, a);
+	assert_int_equal(ut_pager_get(p, 1, &r), UT_OK);
+	assert_true(ut_page_lsn(r->data) == 110);
+	ut_pager_release(p, r);
+
+	/* a failing log_commit rolls the transaction back */
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_get(p, 1, &r), UT_OK);
+	assert_int_equal(ut_pager_write(p, r), UT_OK);
+	r->data[UT_PG_HDR + 100] = 0x99;
+	ut_pager_release(p, r);
+	lc.fail_next = 1;
+	assert_int_equal(ut_pager_commit(p, 1), UT_EIO);
+	assert_int_equal(ut_pager_get(p, 1, &r), UT_OK);
+	assert_int_equal(r->data[UT_PG_HDR + 100], 0x77);
+	ut_pager_release(p, r);
+
+	/* checkpoint: the WAL rule runs before the pages are written */
+	uint64_t w0 = ut_pager_counters(p)->page_writes;
+	assert_int_equal(ut_pager_checkpoint(p), UT_OK);
+	assert_true(lc.flushes >= 1);
+	assert_true(lc.flushed_to >= 110);
+	assert_true(lc.max_lsn_written_before_flush == w0);
+	assert_true(ut_pager_counters(p)->page_writes >= w0 + 4);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+
+	/* the checkpoint LSN persisted */
+	cfg.hooks = NULL;
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_get(p, 0, &r), UT_OK);
+	assert_true(ut_ld64(r->data + UT_META_CKPT_LSN) == 110);
+	ut_pager_release(p, r);
+	assert_int_equal(ut_pager_get(p, apg, &a), UT_OK);
+	assert_int_equal(a->data[UT_PG_HDR + 100], 0xA1);
+	ut_pager_release(p, a);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+static void test_protect_modes(void **s)
+{
+	(void)s;
+	char *path = tmp_path("protect");
+	ut_options o;
+	ut_db *db;
+	ut_stats st;
+
+	ut_options_default(&o);
+	assert_int_equal(o.protect, UT_PROTECT_AUTO);
+	assert_int_equal(ut_open(path, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	/* AUTO resolves to a concrete mode, named in stats */
+	assert_true(st.protect >= UT_PROTECT_ATOMIC && st.protect <= UT_PROTECT_UNSAFE);
+	if (!&ut_flush_atomic_ops && !&ut_flush_doublewrite_ops)
+		assert_int_equal(st.protect, UT_PROTECT_UNSAFE);
+	assert_int_equal(ut_close(db), UT_OK);
+	if (!&ut_flush_atomic_ops) {
+		o.protect = UT_PROTECT_ATOMIC;
+		assert_int_equal(ut_open(path, &o, &db), UT_ENOTSUP);
+		assert_non_null(strstr(ut_errdetail(), "atomic"));
+	}
+	o.protect = 42;
+	assert_int_equal(ut_open(path, &o, &db), UT_EINVAL);
+	o.protect = UT_PROTECT_UNSAFE;
+	assert_int_equal(ut_open(path, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_UNSAFE);
+	/* sync commits are counted: writes and syncs */
+	ut_txn *t;
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_put(t, "k", 1, "v", 1), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	ut_stats st2;
+	assert_int_equal(ut_stats_get(db, &st2), UT_OK);
+	assert_true(st2.page_writes >= st.page_writes + 1);
+	assert_true(st2.syncs >= st.syncs + 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_string_equal(ut_protect_name(UT_PROTECT_DOUBLEWRITE), "doublewrite");
+	assert_string_equal(ut_strerror(UT_ECORRUPT),
+			    "database corrupt (checksum or invariant failure)");
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log_hooks),
+		cmocka_unit_test(test_protect_modes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
