@@ -663,8 +663,30 @@ static void info_protect(struct info_ctx *x)
 		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
 }
 
+/* For an existing file: is it a database, and which mode does it get? */
+static void info_db(struct info_ctx *x)
+{
+	ut_options o = g.opt;
+	ut_db *db;
+	ut_stats st;
+	int rc;
+
+	if (!x->exists)
+		return;
+	o.create = 0;
+	rc = ut_open(x->path, &o, &db);
+	if (rc) {
+		printf("database\tnot opened: %s: %s\n", ut_strerror(rc), ut_errdetail());
+		return;
+	}
+	printf("database\tyes\n");
+	if (!ut_stats_get(db, &st))
+		printf("protect_in_use\t%s\n", ut_protect_name(st.protect));
+	ut_close(db);
+}
+
 static void (*const info_probes[])(struct info_ctx *) = {
-	info_file, info_atomic, info_protect,
+	info_file, info_atomic, info_protect, info_db,
 };
 
 static int cmd_info(int argc, char **argv, long batch)
