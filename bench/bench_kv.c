@@ -62,6 +62,10 @@ struct result {
 	double secs[PH_N];
 	long ops[PH_N];
 	long rss_kib[PH_N];     /* peak RSS during the phase */
+	double cpu[PH_N];       /* user + system CPU seconds */
+	struct pio {
+		long long syscr, syscw, rbytes, wbytes;
+	} io[PH_N];             /* /proc/self/io deltas */
 	long long file_bytes;   /* database files after close */
 	char note[160];
 };
@@ -209,13 +213,53 @@ static long long files_size(const char *path)
 	return t;
 }
 
+static double cpu_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* syscr/syscw: read/write system calls; read_bytes/write_bytes: what went
+ * to storage (buffered writes count when dirtied). */
+static void io_now(struct pio *o)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+
+	memset(o, 0, sizeof(*o));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		long long v = 0;
+
+		if (sscanf(line, "syscr: %lld", &v) == 1) o->syscr = v;
+		else if (sscanf(line, "syscw: %lld", &v) == 1) o->syscw = v;
+		else if (sscanf(line, "read_bytes: %lld", &v) == 1) o->rbytes = v;
+		else if (sscanf(line, "write_bytes: %lld", &v) == 1) o->wbytes = v;
+	}
+	fclose(f);
+}
+
 #define PHASE_BEGIN(ph)                                                     \
 	int reset_ok_ = rss_reset();                                        \
+	struct pio io0_;                                                    \
+	io_now(&io0_);                                                      \
+	double c0_ = cpu_now();                                             \
 	double t0_ = now();                                                 \
 	(void)0
 #define PHASE_END(r, ph, nops)                                              \
 	do {                                                                \
+		struct pio io1_;                                            \
 		(r)->secs[ph] = now() - t0_;                                \
+		(r)->cpu[ph] = cpu_now() - c0_;                             \
+		io_now(&io1_);                                              \
+		(r)->io[ph].syscr = io1_.syscr - io0_.syscr;                \
+		(r)->io[ph].syscw = io1_.syscw - io0_.syscw;                \
+		(r)->io[ph].rbytes = io1_.rbytes - io0_.rbytes;             \
+		(r)->io[ph].wbytes = io1_.wbytes - io0_.wbytes;             \
 		(r)->ops[ph] = (nops);                                      \
 		(r)->rss_kib[ph] = rss_peak_kib(reset_ok_);                 \
 	} while (0)
@@ -855,6 +899,19 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 	}
+	printf("\n| phase | engine | wall s | CPU s | read calls | write calls | "
+	       "MiB read from storage | MiB written |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|\n");
+	for (int ph = 0; ph < PH_N; ph++)
+		for (size_t i = 0; i < NENG; i++) {
+			if (!sel[i] || !res[i].ok)
+				continue;
+			printf("| %s | %s | %.2f | %.2f | %lld | %lld | %.1f | %.1f |\n",
+			       phase_name[ph], engines[i].name, res[i].secs[ph],
+			       res[i].cpu[ph], res[i].io[ph].syscr, res[i].io[ph].syscw,
+			       (double)res[i].io[ph].rbytes / 1048576.0,
+			       (double)res[i].io[ph].wbytes / 1048576.0);
+		}
 	printf("\n");
 	for (size_t i = 0; i < NENG; i++) {
 		if (!sel[i])
