@@ -17,8 +17,8 @@
  *
  * Environment:
  *   UT_SEED=N        run only seed N (UT_SEED=random: a seed from the clock)
- *   UT_DIFF_OPS=N    operations per seed (default 50000; 4 seeds by default,
- *                    so 200,000 operations in all)
+ *   UT_DIFF_OPS=N    operations per seed (default 75000; 4 seeds by default,
+ *                    so 300,000 operations in all; keep >= 200,000)
  *   UT_TMPDIR=DIR    where the database files go (default /tmp)
  *   UT_TOOL=PATH     the untorn CLI, for the final `untorn check`
  * A failure prints the seed, the operation number and the command that
@@ -46,7 +46,7 @@
 /* Until every engine build has ut_check, resolve it weakly. */
 #pragma weak ut_check
 
-#define DEFAULT_OPS 50000L
+#define DEFAULT_OPS 75000L
 #define MAX_VAL (64u * 1024u)
 #define POOL_MAX 40000
 
