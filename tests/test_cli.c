@@ -461,7 +461,7 @@ static void test_check(void **state)
 	unsigned char *page;
 	struct stat st;
 	long npages, victim = -1;
-	int fd, have_check;
+	int fd;
 
 	(void)state;
 	for (int i = 0; i < 2000; i++)
@@ -475,11 +475,8 @@ static void test_check(void **state)
 	out_free(&o);
 	free(in);
 	run(&o, NULL, "--protect", "unsafe", "check", db, NULL);
-	have_check = !(o.status == 3 && strstr(o.err, "no ut_check"));
-	if (have_check) {
-		EXPECT_STATUS(&o, 0);
-		assert_non_null(strstr(o.out, "clean"));
-	}
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "clean"));
 	out_free(&o);
 
 	/* Flip a byte in the middle of the last leaf page. */
@@ -516,11 +513,6 @@ static void test_check(void **state)
 		assert_non_null(strstr(o.err, pg));
 	}
 	out_free(&o);
-	if (!have_check) {
-		fprintf(stderr, "test_check: `untorn check` part SKIPPED: the "
-			"engine has no ut_check yet\n");
-		skip();
-	}
 	run(&o, NULL, "--protect", "unsafe", "check", db, NULL);
 	if (o.status != 2)
 		fprintf(stderr, "flipped page %ld of %ld; check said:\n%s%s\n",

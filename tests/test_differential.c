@@ -43,9 +43,6 @@
 
 #include "untorn.h"
 
-/* Until every engine build has ut_check, resolve it weakly. */
-#pragma weak ut_check
-
 #define DEFAULT_OPS 75000L
 #define MAX_VAL (64u * 1024u)
 #define POOL_MAX 40000
@@ -485,7 +482,7 @@ static void run_tool_check(struct diff *d)
 	char cmd[1400];
 	int st;
 
-	if (!tool || access(tool, X_OK) || !ut_check)
+	if (!tool || access(tool, X_OK))
 		return;
 	d->what = "untorn check";
 	snprintf(cmd, sizeof(cmd), "'%s' check '%s' >/dev/null", tool, d->path);
@@ -629,7 +626,7 @@ static void run_seed(uint64_t seed, long nops)
 	db_close(d);
 	db_open(d);
 	full_compare(d, "full compare after the final reopen");
-	if (ut_check) {
+	{
 		ut_check_result cr;
 		int rc;
 
@@ -641,9 +638,6 @@ static void run_seed(uint64_t seed, long nops)
 				  "%llu invariant errors", rc, ut_strerror(rc),
 				  (unsigned long long)cr.bad_checksums,
 				  (unsigned long long)cr.invariant_errors);
-	} else {
-		fprintf(stderr, "differential: NOTE: no ut_check in this engine; "
-			"structure not verified\n");
 	}
 	db_close(d);
 	run_tool_check(d);

@@ -26,16 +26,13 @@
 
 #include "untorn.h"
 #include "ut_io.h"
+#include "db.h" /* ut_db_protect_reason, ut_db_direct_note */
 
 #define EXIT_OK 0
 #define EXIT_NOTFOUND 1
 #define EXIT_CORRUPT 2
 #define EXIT_ERROR 3
 #define EXIT_USAGE 64
-
-/* ut_check may not be in every engine build yet: a weak reference lets the
- * tool build and say so at run time instead of failing to link. */
-#pragma weak ut_check
 
 struct globals {
 	ut_options opt;
@@ -543,12 +540,6 @@ static int cmd_check(int argc, char **argv, long batch)
 	}
 	if (rc)
 		return fail_rc(rc, argv[0]);
-	if (!ut_check) {
-		warnx("check: %s: this libuntorn has no ut_check(); nothing verified",
-		      argv[0]);
-		ut_close(db);
-		return EXIT_ERROR;
-	}
 	memset(&r, 0, sizeof(r));
 	rc = ut_check(db, stdout, &r);
 	if (rc == UT_OK) {
@@ -593,21 +584,33 @@ static int cmd_stats(int argc, char **argv, long batch)
 	printf("syncs\t%llu\n", (unsigned long long)s.syncs);
 	printf("torn_repaired\t%llu\n", (unsigned long long)s.torn_repaired);
 	printf("corrupt_pages\t%llu\n", (unsigned long long)s.corrupt_pages);
+	printf("direct_io\t%d\n", s.direct_io);
+	printf("uring\t%d\n", s.uring);
 	return close_db(db, argv[0], EXIT_OK);
 }
 
 /*
- * info: one probe per section, each printing "name<TAB>value" lines.  New
- * probes (the statx probe ut_probe_atomic, io_uring features, ...) are added
- * to info_probes[] below.
+ * info: what the io layer's statx probe (ut_probe_atomic) and a trial open
+ * through the POSIX vfs report for PATH (or, when PATH does not exist yet,
+ * for the directory it would be created in), then the protection mode: for
+ * an existing database the engine's own choice and reason
+ * (ut_db_protect_reason), else what UT_PROTECT_AUTO would choose.
+ * Output is NAME<TAB>VALUE lines.
  */
 struct info_ctx {
 	const char *path;
 	int exists;
-	ut_file *f;         /* the path opened through the POSIX vfs, or NULL */
+	const char *probed;   /* PATH itself or its directory */
 	ut_atomic_info ai;
-	int ai_ok;
+	int probe_rc;         /* ut_probe_atomic's return */
+	ut_file *f;           /* PATH (or a scratch file in its directory) */
+	int open_rc;
+	const char *direct_note;
+	int uring;
+	char *scratch;        /* scratch file to remove, or NULL */
 };
+
+static const char *yesno(int b) { return b ? "yes" : "no"; }
 
 static void info_file(struct info_ctx *x)
 {
@@ -615,64 +618,95 @@ static void info_file(struct info_ctx *x)
 
 	printf("path\t%s\n", x->path);
 	printf("exists\t%s\n", x->exists ? "yes" : "no");
-	if (!x->f)
-		return;
-	if (!ut_file_size(x->f, &sz))
+	printf("probed\t%s (%s)\n", x->probed, x->exists ? "file" : "directory");
+	if (x->exists && x->f && !ut_file_size(x->f, &sz))
 		printf("size\t%llu\n", (unsigned long long)sz);
-	printf("o_direct\t%s\n", x->f->direct ? "yes" : "no (buffered I/O)");
 }
 
 static void info_atomic(struct info_ctx *x)
 {
-	if (!x->ai_ok) {
-		printf("atomic_write\tunknown (probe failed)\n");
-		return;
+	const ut_atomic_info *ai = &x->ai;
+
+	if (x->probe_rc != UT_OK && !ai->statx_errno) {
+		printf("statx\tfailed: %s (%s)\n", ut_strerror(x->probe_rc),
+		       ut_errdetail());
+	} else if (ai->statx_errno) {
+		printf("statx\tfailed: %s\n", strerror(ai->statx_errno));
+	} else {
+		printf("statx\tok\n");
 	}
-	if (x->ai.statx_errno)
-		printf("atomic_write\tunknown (statx: %s)\n", strerror(x->ai.statx_errno));
-	else if (x->ai.mask_missing)
+	printf("statx_mask_write_atomic\t%s\n",
+	       ai->statx_errno ? "unknown" : yesno(!ai->mask_missing));
+	printf("statx_attr_write_atomic\t%s\n", yesno(ai->supported));
+	if (ai->statx_errno)
+		printf("atomic_write\tunknown (statx: %s)\n", strerror(ai->statx_errno));
+	else if (ai->mask_missing)
 		printf("atomic_write\tunknown (statx did not report STATX_WRITE_ATOMIC)\n");
 	else
-		printf("atomic_write\t%s\n", x->ai.supported ? "supported" : "not supported");
-	printf("atomic_unit_min\t%u\n", x->ai.unit_min);
-	printf("atomic_unit_max\t%u\n", x->ai.unit_max);
-	printf("atomic_segments_max\t%u\n", x->ai.segments_max);
+		printf("atomic_write\t%s\n", ai->supported ? "supported" : "not supported");
+	printf("atomic_unit_min\t%u\n", ai->unit_min);
+	printf("atomic_unit_max\t%u\n", ai->unit_max);
+	printf("atomic_segments_max\t%u\n", ai->segments_max);
+	printf("atomic_fits_page\t%s (%u bytes)\n",
+	       yesno(ut_atomic_fits(ai, UT_PAGE_SIZE)), UT_PAGE_SIZE);
+	if (x->open_rc)
+		printf("o_direct\tunknown (open: %s: %s)\n", ut_strerror(x->open_rc),
+		       ut_errdetail());
+	else if (x->f->direct)
+		printf("o_direct\tyes (accepted)\n");
+	else
+		printf("o_direct\tno (%s)\n",
+		       x->direct_note ? x->direct_note : "refused; buffered I/O");
+	if (x->open_rc)
+		printf("io_uring\tunknown\n");
+	else
+		printf("io_uring\t%s\n", x->uring ? "yes (page write batches)"
+						  : "no (pwrite loop)");
+}
+
+/* What UT_PROTECT_AUTO would choose from the probe alone. */
+static const char *info_auto(const struct info_ctx *x, const char **why)
+{
+	const ut_atomic_info *ai = &x->ai;
+
+	if (ai->statx_errno)
+		*why = "statx failed";
+	else if (ai->mask_missing)
+		*why = "statx did not report STATX_WRITE_ATOMIC";
+	else if (!ai->supported)
+		*why = "STATX_ATTR_WRITE_ATOMIC not set";
+	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
+		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
+	else if (x->open_rc || !x->f->direct)
+		*why = "no O_DIRECT on this file";
+	else {
+		*why = "O_DIRECT and the statx atomic write unit covers a 16384-byte page";
+		return "atomic";
+	}
+	return "doublewrite";
 }
 
 static void info_protect(struct info_ctx *x)
 {
-	const char *mode = "doublewrite", *why;
-
-	if (!x->f)
-		why = "the file could not be probed";
-	else if (!x->ai_ok || x->ai.statx_errno || x->ai.mask_missing)
-		why = "statx gives no atomic-write limits";
-	else if (!x->ai.supported)
-		why = "STATX_ATTR_WRITE_ATOMIC not set";
-	else if (x->ai.unit_min > UT_PAGE_SIZE || x->ai.unit_max < UT_PAGE_SIZE)
-		why = "16384 outside [atomic_unit_min, atomic_unit_max]";
-	else if (!x->f->direct)
-		why = "no O_DIRECT on this file";
-	else {
-		mode = "atomic";
-		why = "RWF_ATOMIC covers a 16 KiB page";
-	}
-	printf("page_size\t%u\n", UT_PAGE_SIZE);
-	printf("protect_auto\t%s (%s)\n", mode, why);
-	if (g.opt.protect != UT_PROTECT_AUTO)
-		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
-}
-
-/* For an existing file: is it a database, and which mode does it get? */
-static void info_db(struct info_ctx *x)
-{
+	const char *why, *mode = info_auto(x, &why);
 	ut_options o = g.opt;
 	ut_db *db;
 	ut_stats st;
 	int rc;
 
-	if (!x->exists)
+	printf("page_size\t%u\n", UT_PAGE_SIZE);
+	printf("protect_auto\t%s (%s)\n", mode, why);
+	if (g.opt.protect != UT_PROTECT_AUTO)
+		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
+	if (!x->exists) {
+		if (g.opt.protect == UT_PROTECT_AUTO)
+			printf("mode\t%s (auto, predicted from the probe: %s)\n", mode, why);
+		else
+			printf("mode\t%s (requested by name)\n",
+			       ut_protect_name(g.opt.protect));
 		return;
+	}
+	/* An existing file: ask the engine which mode it uses, and why. */
 	o.create = 0;
 	rc = ut_open(x->path, &o, &db);
 	if (rc) {
@@ -680,30 +714,31 @@ static void info_db(struct info_ctx *x)
 		return;
 	}
 	printf("database\tyes\n");
-	if (!ut_stats_get(db, &st))
+	if (!ut_stats_get(db, &st)) {
 		printf("protect_in_use\t%s\n", ut_protect_name(st.protect));
+		printf("mode\t%s (%s)\n", ut_protect_name(st.protect),
+		       ut_db_protect_reason(db));
+		printf("db_o_direct\t%s%s%s\n", yesno(st.direct_io),
+		       ut_db_direct_note(db) ? ": " : "",
+		       ut_db_direct_note(db) ? ut_db_direct_note(db) : "");
+		printf("db_io_uring\t%s\n", yesno(st.uring));
+	}
 	ut_close(db);
 }
-
-static void (*const info_probes[])(struct info_ctx *) = {
-	info_file, info_atomic, info_protect, info_db,
-};
 
 static int cmd_info(int argc, char **argv, long batch)
 {
 	struct info_ctx x;
 	ut_vfs *v = ut_vfs_posix();
-	const char *probe;
 	char *dir = NULL;
-	int rc;
 
 	(void)argc; (void)batch;
 	memset(&x, 0, sizeof(x));
 	x.path = argv[0];
 	x.exists = v->exists(v, argv[0]) == 1;
-	probe = argv[0];
+	x.probed = argv[0];
 	if (!x.exists) {
-		/* A database not created yet: probe the directory it would be in. */
+		/* A database not created yet: the directory it would be in. */
 		char *slash;
 
 		dir = strdup(argv[0]);
@@ -716,23 +751,41 @@ static int cmd_info(int argc, char **argv, long batch)
 			slash[1] = 0;
 		else
 			strcpy(dir, ".");
-		probe = dir;
+		x.probed = dir;
 	}
-	rc = v->open(v, probe, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
-	if (rc) {
-		x.f = NULL;
-		if (x.exists) {
-			free(dir);
-			return fail_rc(rc, argv[0]);
-		}
+	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
+	if (x.probe_rc == UT_NOTFOUND) {
+		free(dir);
+		return fail_rc(UT_EIO, argv[0]);
+	}
+	if (x.exists) {
+		x.open_rc = v->open(v, x.path, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
 	} else {
-		x.ai_ok = x.f->ops->atomic_info(x.f, &x.ai) == UT_OK;
+		/* O_DIRECT and io_uring are per file: try a scratch file there. */
+		size_t n = strlen(dir) + 64;
+
+		x.scratch = malloc(n);
+		if (!x.scratch) {
+			free(dir);
+			return fail_rc(UT_ENOMEM, argv[0]);
+		}
+		snprintf(x.scratch, n, "%s/.untorn-info-%ld", dir, (long)getpid());
+		x.open_rc = v->open(v, x.scratch, UT_OPEN_CREATE | UT_OPEN_DIRECT, &x.f);
 	}
-	if (!x.exists)
-		printf("probed\t%s (directory)\n", probe);
-	for (size_t i = 0; i < sizeof(info_probes) / sizeof(info_probes[0]); i++)
-		info_probes[i](&x);
+	if (x.open_rc)
+		x.f = NULL;
+	else {
+		x.direct_note = ut_file_direct_note(x.f);
+		x.uring = ut_file_uses_uring(x.f);
+	}
+	info_file(&x);
+	info_atomic(&x);
 	ut_file_close(x.f);
+	x.f = NULL;
+	if (x.scratch)
+		v->remove(v, x.scratch);
+	info_protect(&x);
+	free(x.scratch);
 	free(dir);
 	return EXIT_OK;
 }
@@ -768,8 +821,10 @@ static const struct cmd cmds[] = {
 	{ "info", 1, 1, cmd_info,
 	  "usage: untorn info PATH\n"
 	  "Print what the file layer reports for PATH (or, if PATH does not exist,\n"
-	  "for its directory): O_DIRECT, statx atomic-write limits, and the\n"
-	  "protection mode --protect auto would choose, with the reason.\n" },
+	  "for its directory): statx STATX_WRITE_ATOMIC mask and attribute, atomic\n"
+	  "write unit min/max/segments, O_DIRECT accepted, io_uring in use, and\n"
+	  "`mode` (atomic|doublewrite) with the reason: the engine's own for an\n"
+	  "existing database, else what --protect auto would choose.\n" },
 };
 
 int main(int argc, char **argv)
