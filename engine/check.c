@@ -27,7 +27,7 @@ struct ck {
 	ut_pager *p;
 	FILE *out;
 	ut_check_result *r;
-	uint8_t *seen;
+	uint8_t *seen; /* 1 reached, 2 reached but unreadable (bad checksum) */
 	uint32_t count;
 	int leaf_depth;
 };
@@ -81,6 +81,8 @@ static int get(struct ck *c, uint32_t pgno, ut_pg **pg)
 
 	if (rc == UT_ECORRUPT) {
 		c->r->bad_checksums++;
+		if (pgno < c->count)
+			c->seen[pgno] = 2;
 		if (c->out)
 			fprintf(c->out, "page %u: %s\n", pgno, ut_errdetail());
 		return 1;
@@ -291,6 +293,8 @@ static int check_disk(struct ck *c)
 			zero = !buf[j];
 		if (zero)
 			continue; /* not written yet (its content is in the cache) */
+		if (i < c->count && c->seen[i] == 2)
+			continue; /* reported by the walk already */
 		if (ut_page_verify(buf, i, ut_pager_path(c->p)) != UT_OK) {
 			c->r->bad_checksums++;
 			if (c->out)
@@ -317,9 +321,20 @@ int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 	rc = walk(&c, ut_pager_root(p), 0, 1, NULL, 0, NULL, 0);
 	if (!rc)
 		rc = check_free(&c);
-	for (uint32_t i = 1; !rc && i < c.count; i++)
-		if (!c.seen[i])
-			problem(&c, i, "unreachable (neither in the tree nor free)");
+	uint32_t unreached = 0, bad = 0;
+	for (uint32_t i = 1; i < c.count; i++) {
+		unreached += !c.seen[i];
+		bad += c.seen[i] == 2;
+	}
+	if (!rc && unreached && bad) {
+		/* below an unreadable page nothing more can be said */
+		problem(&c, 0, "%u pages not reached (the walk stopped at %u "
+			"unreadable pages)", unreached, bad);
+	} else {
+		for (uint32_t i = 1; !rc && i < c.count; i++)
+			if (!c.seen[i])
+				problem(&c, i, "unreachable (neither in the tree nor free)");
+	}
 	if (!rc)
 		rc = check_disk(&c);
 	r->depth = (uint32_t)c.leaf_depth;

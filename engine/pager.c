@@ -970,7 +970,9 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 
 	if (!p->recovering || off + (uint64_t)len > UT_PAGE_SIZE)
 		return UT_EINVAL;
-	pthread_mutex_lock(&p->mu);
+	/* No pool mutex: redo runs inside ut_wal_recover (under the log's
+	 * mutex) at open, before the handle exists for any other thread;
+	 * taking p->mu here would invert the p->mu -> log order of commit. */
 	if (lsn != p->lsn) {
 		redo_finish_txn(p);
 		if (lsn > p->lsn)
@@ -991,7 +993,6 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		f->dirty = 1;
 	}
 out:
-	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
 
@@ -1184,7 +1185,6 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			goto fail;
 		p->dw_existed = 0;
 	}
-	p->created = size == 0;
 	rc = ut_flusher_create(cfg->protect, vfs, path, p->file, &p->ctr, &p->fl);
 	if (rc)
 		goto fail;
@@ -1205,12 +1205,32 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		if (rc)
 			goto fail;
 	}
+	/* Recovery may have rewritten (and extended) the file. */
+	if ((rc = ut_file_size(p->file, &size)))
+		goto fail;
 
 	mf = new_frame(p);
 	if (!mf) {
 		rc = UT_ENOMEM;
 		goto fail;
 	}
+	if (size > 0 && size <= 2 * (uint64_t)UT_PAGE_SIZE && cfg->create) {
+		/* Creation writes page 1, then page 0, each durably: a file of
+		 * at most two pages whose header page was never written is a
+		 * creation the power cut short -- create it again. */
+		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
+		int zero = 1;
+
+		if (n < 0) {
+			rc = (int)n;
+			goto fail;
+		}
+		for (int64_t i = 0; i < n && zero; i++)
+			zero = !mf->pg.data[i];
+		if (zero)
+			size = 0;
+	}
+	p->created = size == 0;
 	if (size == 0) {
 		struct frame *rf;
 		ut_flush_page fp[2];
@@ -1229,11 +1249,15 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		ut_page_init(rf->pg.data, 1, UT_PT_LEAF);
 		ut_page_seal(mf->pg.data);
 		ut_page_seal(rf->pg.data);
-		fp[0].pgno = 0;
-		fp[0].buf = mf->pg.data;
-		fp[1].pgno = 1;
-		fp[1].buf = rf->pg.data;
-		rc = p->fl->ops->write_pages(p->fl, p->file, fp, 2, UT_FLUSH_DURABLE);
+		fp[0].pgno = 1;
+		fp[0].buf = rf->pg.data;
+		fp[1].pgno = 0;
+		fp[1].buf = mf->pg.data;
+		/* the root first, then the header that makes it a database */
+		rc = p->fl->ops->write_pages(p->fl, p->file, fp, 1, UT_FLUSH_DURABLE);
+		if (rc == UT_OK)
+			rc = p->fl->ops->write_pages(p->fl, p->file, fp + 1, 1,
+						     UT_FLUSH_DURABLE);
 		if (rc)
 			goto fail;
 		if ((rc = vfs->sync_dir(vfs, path)))
@@ -1247,27 +1271,31 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			rc = (int)n;
 			goto fail;
 		}
-		rc = check_meta(p, mf->pg.data, size);
-		if (rc) {
-			if (rc == UT_ECORRUPT)
-				p->ctr.corrupt_pages++;
-			goto fail;
+		if (n == UT_PAGE_SIZE &&
+		    !memcmp(mf->pg.data + UT_META_MAGIC, UT_MAGIC, 8) &&
+		    ut_page_verify(mf->pg.data, 0, path) == UT_OK) {
+			p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
+			p->last_clean = ut_ld32(mf->pg.data + UT_META_CLEAN);
 		}
-		p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
-		p->last_clean = ut_ld32(mf->pg.data + UT_META_CLEAN);
 		if (p->last_mode == UT_PROTECT_DOUBLEWRITE && !p->last_clean &&
 		    !p->dw_existed) {
 			ut_set_errdetail("%s: the database last ran in doublewrite "
 					 "mode and was not closed cleanly, but its "
 					 "double-write file %s is missing: torn pages "
-					 "could not be repaired (restore the file, or "
-					 "accept the risk by checking the database "
-					 "with `untorn check`)", path, dwpath);
+					 "could not be repaired (restore the file; to "
+					 "open anyway, create it empty, then run "
+					 "`untorn check`)", path, dwpath);
 			rc = UT_ECORRUPT;
 			/* do not leave the empty dw file this open created */
 			ut_flusher_destroy(p->fl);
 			p->fl = NULL;
 			(void)vfs->remove(vfs, dwpath);
+			goto fail;
+		}
+		rc = check_meta(p, mf->pg.data, size);
+		if (rc) {
+			if (rc == UT_ECORRUPT)
+				p->ctr.corrupt_pages++;
 			goto fail;
 		}
 	}

@@ -794,6 +794,46 @@ static void test_open_corruption(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- a power cut while the database is being created -------------------- */
+
+static void test_crash_during_create(void **s)
+{
+	(void)s;
+	for (int mode = 0; mode < 2; mode++) {
+		for (uint64_t at = 0; at < 40; at++) {
+			ut_simdisk *d = ut_simdisk_new();
+			ut_vfs *v = ut_simdisk_vfs(d);
+			ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+			ut_db *db;
+			int rc;
+
+			if (mode)
+				ut_simdisk_set_atomic(d, 0, 0);
+			ut_simdisk_crash_at(d, at);
+			rc = ut_db_open_vfs(v, DB, &o, &db);
+			if (rc == UT_OK) {
+				rc = ut_close(db); /* the cut may come in close */
+				if (!ut_simdisk_crashed(d)) {
+					assert_int_equal(rc, UT_OK);
+					ut_simdisk_free(d);
+					break;
+				}
+			}
+			assert_true(ut_simdisk_crashed(d));
+			assert_int_equal(ut_simdisk_reboot(d, at), UT_OK);
+			rc = ut_db_open_vfs(v, DB, &o, &db);
+			if (rc != UT_OK)
+				fail_msg("mode %d, crash at %llu: reopen: %s: %s", mode,
+					 (unsigned long long)at, ut_strerror(rc),
+					 ut_errdetail());
+			verify(db, 0);
+			assert_int_equal(run_txn(db, 0), UT_OK);
+			assert_int_equal(ut_close(db), UT_OK);
+			ut_simdisk_free(d);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_stale_companions),
 		cmocka_unit_test(test_log_missing),
 		cmocka_unit_test(test_open_corruption),
+		cmocka_unit_test(test_crash_during_create),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
