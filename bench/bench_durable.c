@@ -19,12 +19,15 @@
  * engine's reason), SQLite (WAL, synchronous=FULL, page_size 16384, WITHOUT
  * ROWID, upsert through INSERT ... ON CONFLICT DO UPDATE).
  *
- * Preload: untorn is preloaded once with UT_PROTECT_UNSAFE, sync=0, then
- * ut_close (which checkpoints: every page is in the data file and the log is
- * reclaimed).  The protection mode is not recorded in the file, so each mode
+ * Preload: untorn is preloaded once with UT_PROTECT_UNSAFE, sync=0, a cache
+ * holding the whole tree and the automatic checkpoint pushed out of the way
+ * (engine/db.h ut_db_set_checkpoint_bytes), then ut_close (which
+ * checkpoints: every page is in the data file and the log is reclaimed).  The protection mode is not recorded in the file, so each mode
  * then opens a byte copy of the data file (the "-wal" is copied too when
  * present; a "-dw" is not needed after a clean close).  SQLite is preloaded
- * once, wal_checkpoint(TRUNCATE), closed, and copied the same way.  Every
+ * once in one transaction with journal_mode=OFF and the same big cache,
+ * switched to journal_mode=WAL, wal_checkpoint(TRUNCATE), closed, and copied
+ * the same way.  Every
  * copy is fdatasync'ed and dropped from the OS page cache
  * (POSIX_FADV_DONTNEED) before its mode runs, so each mode starts cold.
  *
@@ -62,6 +65,7 @@
 #include <sqlite3.h>
 
 #include "untorn.h"
+#include "db.h" /* ut_db_set_checkpoint_bytes: preload only */
 
 #define KEY_LEN 16
 #define VAL_LEN 100
@@ -262,6 +266,20 @@ static long long file_size(const char *p)
 
 /* ------------------------------------------------------------ preload */
 
+/* Preload only: a cache that holds the whole tree (2x the data, at least
+ * 256 MiB, at most 4 GiB), so loading random keys is not an exercise in
+ * eviction.  The measured runs get -c. */
+static size_t preload_cache(const struct cfg *c)
+{
+	uint64_t b = c->data_bytes * 2;
+
+	if (b < (256ull << 20))
+		b = 256ull << 20;
+	if (b > (4ull << 30))
+		b = 4ull << 30;
+	return (size_t)b;
+}
+
 static int preload_untorn(const struct cfg *c, const char *path)
 {
 	ut_options o;
@@ -276,12 +294,13 @@ static int preload_untorn(const struct cfg *c, const char *path)
 	ut_options_default(&o);
 	o.protect = UT_PROTECT_UNSAFE;
 	o.sync = 0;
-	/* preload only: a bigger cache than the measured runs get */
-	o.cache_bytes = (size_t)(c->cache_mib < 256 ? 256 : c->cache_mib) << 20;
+	o.cache_bytes = preload_cache(c);
 	if ((rc = ut_open(path, &o, &db))) {
 		fprintf(stderr, "preload untorn: open: %s: %s\n", ut_strerror(rc), ut_errdetail());
 		return -1;
 	}
+	/* one checkpoint, at close: no rewrite of the tree per 64 MiB of log */
+	ut_db_set_checkpoint_bytes(db, 1ull << 40);
 	for (long i = 0; i < c->nkeys; i++) {
 		if (!t && (rc = ut_begin(db, 0, &t)))
 			break;
@@ -335,10 +354,11 @@ static int preload_sqlite(const struct cfg *c, const char *path)
 	remove_db(path);
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		return -1;
-	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%zu",
-		 (c->cache_mib < 256 ? 256 : c->cache_mib) * 1024);
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%zu", preload_cache(c) >> 10);
+	/* loaded in one transaction without a journal (the cache holds it all),
+	 * then switched to WAL, which the file remembers */
 	if (sq_exec(db, "PRAGMA page_size=16384") ||
-	    sq_exec(db, "PRAGMA journal_mode=WAL") ||
+	    sq_exec(db, "PRAGMA journal_mode=OFF") ||
 	    sq_exec(db, "PRAGMA synchronous=OFF") || sq_exec(db, sql) ||
 	    sq_exec(db, "CREATE TABLE kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"))
 		return -1;
@@ -355,14 +375,11 @@ static int preload_sqlite(const struct cfg *c, const char *path)
 			return -1;
 		}
 		sqlite3_reset(ins);
-		if ((i + 1) % 20000 == 0) {
-			sq_exec(db, "COMMIT");
-			sq_exec(db, "BEGIN");
-		}
 	}
 	sq_exec(db, "COMMIT");
 	sqlite3_finalize(ins);
-	if (sq_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)"))
+	if (sq_exec(db, "PRAGMA journal_mode=WAL") ||
+	    sq_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)"))
 		return -1;
 	sqlite3_close(db);
 	fprintf(stderr, "preload sqlite: %ld keys in %.1f s, file %.1f MiB\n",
