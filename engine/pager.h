@@ -14,7 +14,9 @@
  *    bound too.  Pinned frames and frames dirtied by the running write
  *    transaction are never evicted; when no frame is evictable the pool grows past the bound
  *    (a big transaction may exceed cache_bytes temporarily) and shrinks back
- *    as frames become evictable.
+ *    as frames become evictable.  An eviction that meets dirty frames
+ *    writes a full batch (up to 64 evictable dirty frames, one strategy
+ *    call: one double-write sync) so later evictions find clean frames.
  *  - No-steal: a page dirtied by the running write transaction is never
  *    written to the data file before the transaction commits.  Before its
  *    first change in a transaction, ut_pager_write keeps a pre-image copy;
