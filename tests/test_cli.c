@@ -1,0 +1,630 @@
+/*
+ * tests/test_cli.c - the untorn command-line tool, run as a program.
+ *
+ * UT_TOOL names the binary (ctest sets it); UT_TMPDIR where databases go.
+ * Every case runs the tool through fork/exec with stdin from a file and
+ * stdout/stderr captured, and checks exit codes and output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "untorn.h"
+#include "page.h" /* the page format: find a leaf to corrupt */
+
+static const char *tool;
+static char dir[512];
+
+struct out {
+	int status; /* exit code, or 128+signal */
+	char *out, *err;
+	size_t outlen;
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	assert_non_null(f);
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = (n + 4096 + 1) * 2;
+			b = realloc(b, cap);
+			assert_non_null(b);
+		}
+		size_t r = fread(b + n, 1, 4096, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	b[n] = 0;
+	if (len)
+		*len = n;
+	return b;
+}
+
+static void out_free(struct out *o)
+{
+	free(o->out);
+	free(o->err);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Run UT_TOOL with the NULL-terminated arguments, stdin from in (inlen bytes,
+ * or none when in is NULL). */
+static int runv(struct out *o, const char *in, size_t inlen, const char *const *args)
+{
+	char pin[600], pout[600], perr[600];
+	const char *argv[64];
+	int n = 0;
+	pid_t pid;
+	int st;
+
+	snprintf(pin, sizeof(pin), "%s/stdin", dir);
+	snprintf(pout, sizeof(pout), "%s/stdout", dir);
+	snprintf(perr, sizeof(perr), "%s/stderr", dir);
+	{
+		FILE *f = fopen(pin, "wb");
+
+		assert_non_null(f);
+		if (in && inlen)
+			assert_int_equal(fwrite(in, 1, inlen, f), inlen);
+		fclose(f);
+	}
+	argv[n++] = tool;
+	while (*args && n < 63)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fi = open(pin, O_RDONLY), fo = open(pout, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+		    fe = open(perr, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fi < 0 || fo < 0 || fe < 0)
+			_exit(126);
+		dup2(fi, 0);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(tool, (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	memset(o, 0, sizeof(*o));
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	o->out = slurp(pout, &o->outlen);
+	o->err = slurp(perr, NULL);
+	return o->status;
+}
+
+#define MAXARGS 32
+static int run(struct out *o, const char *in, ...)
+{
+	const char *args[MAXARGS + 1];
+	va_list ap;
+	int n = 0;
+	const char *a;
+
+	va_start(ap, in);
+	while ((a = va_arg(ap, const char *)) && n < MAXARGS)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	return runv(o, in, in ? strlen(in) : 0, args);
+}
+
+/* Assert an exit status, showing the tool's stderr when it differs. */
+#define EXPECT_STATUS(o, want)                                              \
+	do {                                                                \
+		if ((o)->status != (want))                                  \
+			fprintf(stderr, "tool exited %d (want %d); stderr:\n%s\n", \
+				(o)->status, (want), (o)->err);             \
+		assert_int_equal((o)->status, (want));                      \
+	} while (0)
+
+static char *dbpath(const char *name)
+{
+	static char p[8][700];
+	static int i;
+	char *r = p[i++ & 7];
+
+	snprintf(r, sizeof(p[0]), "%s/%s", dir, name);
+	return r;
+}
+
+/* ------------------------------------------------------------------ cases */
+
+static void test_help(void **state)
+{
+	struct out o;
+
+	(void)state;
+	run(&o, NULL, "--help", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "usage"));
+	assert_non_null(strstr(o.out, "64"));  /* exit codes are documented */
+	out_free(&o);
+	static const char *const cmds[] = { "put", "get", "del", "scan", "load",
+					     "check", "stats", "info" };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		run(&o, NULL, cmds[i], "--help", NULL);
+		EXPECT_STATUS(&o, 0);
+		assert_non_null(strstr(o.out, cmds[i]));
+		out_free(&o);
+	}
+	run(&o, NULL, NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "frobnicate", "x", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "get", dbpath("h.db"), NULL); /* missing KEY */
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "--protect", "sometimes", "get", dbpath("h.db"), "k", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "--cache", "12Q", "get", dbpath("h.db"), "k", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "--bogus", "get", dbpath("h.db"), "k", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	run(&o, NULL, "--version", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, UT_VERSION_STRING));
+	out_free(&o);
+}
+
+static void test_put_get_del(void **state)
+{
+	struct out o;
+	const char *db = dbpath("pgd.db");
+
+	(void)state;
+	run(&o, NULL, "put", db, "alpha", "one", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "");
+	out_free(&o);
+	run(&o, NULL, "get", db, "alpha", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "one\n");
+	out_free(&o);
+	run(&o, NULL, "get", db, "beta", NULL);
+	EXPECT_STATUS(&o, 1);
+	assert_string_equal(o.out, "");
+	out_free(&o);
+	/* overwrite, empty value, global options after the command */
+	run(&o, NULL, "put", "--cache", "1M", db, "alpha", "uno", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "get", db, "alpha", "--cache=2M", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "uno\n");
+	out_free(&o);
+	run(&o, NULL, "put", db, "empty", "", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "get", db, "empty", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "\n");
+	out_free(&o);
+	/* a key that looks like an option */
+	run(&o, NULL, "put", db, "--", "--weird", "w", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "get", db, "--", "--weird", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "w\n");
+	out_free(&o);
+	/* escaped arguments: binary key and value */
+	run(&o, NULL, "--escaped", "put", db, "b\\x00in", "v\\tal\\xff", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "--escaped", "get", db, "b\\x00in", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "v\\tal\\xff\n");
+	out_free(&o);
+	run(&o, NULL, "get", db, "b", NULL); /* a prefix is another key */
+	EXPECT_STATUS(&o, 1);
+	out_free(&o);
+	/* del */
+	run(&o, NULL, "del", db, "alpha", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "del", db, "alpha", NULL);
+	EXPECT_STATUS(&o, 1);
+	out_free(&o);
+	run(&o, NULL, "get", db, "alpha", NULL);
+	EXPECT_STATUS(&o, 1);
+	out_free(&o);
+	run(&o, NULL, "stats", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "protect\t"));
+	assert_non_null(strstr(o.out, "page_writes\t"));
+	out_free(&o);
+	run(&o, NULL, "info", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "protect_auto\t"));
+	assert_non_null(strstr(o.out, "atomic_write\t"));
+	out_free(&o);
+	run(&o, NULL, "info", dbpath("not-yet.db"), NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "exists\tno"));
+	out_free(&o);
+}
+
+static void test_scan(void **state)
+{
+	struct out o;
+	const char *db = dbpath("scan.db");
+	static const char *const kv[][2] = {
+		{ "b", "2" }, { "a", "1" }, { "c", "3" }, { "ab", "12" },
+		{ "a\xff", "hi" }, { "d", "4" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		run(&o, NULL, "put", db, kv[i][0], kv[i][1], NULL);
+		EXPECT_STATUS(&o, 0);
+		out_free(&o);
+	}
+	run(&o, NULL, "scan", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "a\t1\nab\t12\na\\xff\thi\nb\t2\nc\t3\nd\t4\n");
+	out_free(&o);
+	run(&o, NULL, "scan", db, "ab", NULL); /* FROM inclusive */
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "ab\t12\na\\xff\thi\nb\t2\nc\t3\nd\t4\n");
+	out_free(&o);
+	run(&o, NULL, "scan", db, "a", "c", NULL); /* TO exclusive */
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "a\t1\nab\t12\na\\xff\thi\nb\t2\n");
+	out_free(&o);
+	run(&o, NULL, "scan", db, "aa", "bb", NULL); /* bounds need not exist */
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "ab\t12\na\\xff\thi\nb\t2\n");
+	out_free(&o);
+	run(&o, NULL, "scan", db, "e", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "");
+	out_free(&o);
+	run(&o, NULL, "scan", db, "c", "c", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "");
+	out_free(&o);
+}
+
+/* Escape as the tool does. */
+static size_t esc(char *dst, const unsigned char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = p[i];
+
+		if (c == '\t') { dst[o++] = '\\'; dst[o++] = 't'; }
+		else if (c == '\n') { dst[o++] = '\\'; dst[o++] = 'n'; }
+		else if (c == '\r') { dst[o++] = '\\'; dst[o++] = 'r'; }
+		else if (c == '\\') { dst[o++] = '\\'; dst[o++] = '\\'; }
+		else if (c < 0x20 || c > 0x7e) {
+			dst[o++] = '\\'; dst[o++] = 'x';
+			dst[o++] = hex[c >> 4]; dst[o++] = hex[c & 15];
+		} else {
+			dst[o++] = (char)c;
+		}
+	}
+	return o;
+}
+
+struct rec {
+	unsigned char k[40];
+	size_t kl;
+	unsigned char v[300];
+	size_t vl;
+};
+
+static int reccmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	int c = memcmp(x->k, y->k, x->kl < y->kl ? x->kl : y->kl);
+
+	if (c)
+		return c;
+	return x->kl < y->kl ? -1 : x->kl > y->kl;
+}
+
+#define NREC 3000
+
+/* Random binary records, loaded as escaped TSV; scan must print them back
+ * in key order exactly, and scan | load must copy a database. */
+static void test_load_roundtrip(void **state)
+{
+	struct out o, o2;
+	struct rec *r = calloc(NREC, sizeof(*r));
+	char *in = malloc((size_t)NREC * 1400), *want = malloc((size_t)NREC * 1400);
+	size_t inl = 0, wl = 0, n = 0;
+	uint64_t x = 12345;
+	const char *db = dbpath("load.db"), *db2 = dbpath("load2.db");
+
+	(void)state;
+	assert_non_null(r);
+	for (int i = 0; i < NREC; i++) {
+		struct rec *e = &r[n];
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		e->kl = 1 + (x >> 33) % 24;
+		for (size_t j = 0; j < e->kl; j++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			e->k[j] = (unsigned char)(x >> 56);
+			if (j == 0 && i % 2)
+				e->k[j] = (unsigned char)"\t\n\\a"[(x >> 40) & 3];
+		}
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		e->vl = (x >> 33) % 300;
+		for (size_t j = 0; j < e->vl; j++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			e->v[j] = (unsigned char)(x >> 56);
+		}
+		/* drop duplicate keys: the last one would win */
+		int dup = 0;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = r[j].kl == e->kl && !memcmp(r[j].k, e->k, e->kl);
+		if (dup)
+			continue;
+		inl += esc(in + inl, e->k, e->kl);
+		in[inl++] = '\t';
+		inl += esc(in + inl, e->v, e->vl);
+		in[inl++] = '\n';
+		n++;
+	}
+	qsort(r, n, sizeof(*r), reccmp);
+	for (size_t i = 0; i < n; i++) {
+		wl += esc(want + wl, r[i].k, r[i].kl);
+		want[wl++] = '\t';
+		wl += esc(want + wl, r[i].v, r[i].vl);
+		want[wl++] = '\n';
+	}
+	want[wl] = 0;
+	{
+		const char *a[] = { "load", "--batch", "7", db, NULL };
+
+		runv(&o, in, inl, a);
+	}
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.err, ""); /* no progress bar: stderr is a file */
+	out_free(&o);
+	run(&o, NULL, "scan", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_int_equal(o.outlen, wl);
+	assert_memory_equal(o.out, want, wl);
+	/* scan | load into a second database, default batch */
+	{
+		const char *a[] = { "load", db2, NULL };
+
+		runv(&o2, o.out, o.outlen, a);
+	}
+	EXPECT_STATUS(&o2, 0);
+	out_free(&o2);
+	run(&o2, NULL, "scan", db2, NULL);
+	EXPECT_STATUS(&o2, 0);
+	assert_int_equal(o2.outlen, o.outlen);
+	assert_memory_equal(o2.out, o.out, o.outlen);
+	out_free(&o2);
+	out_free(&o);
+	/* a malformed line stops load with exit 3 */
+	run(&o, "good\tline\nno tab here\n", "load", db2, NULL);
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, ":2:"));
+	out_free(&o);
+	run(&o, "bad\\q\tx\n", "load", db2, NULL);
+	EXPECT_STATUS(&o, 3);
+	out_free(&o);
+	free(r);
+	free(in);
+	free(want);
+}
+
+static int page_is_zero(const unsigned char *p)
+{
+	for (size_t i = 0; i < UT_PAGE_SIZE; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* check: clean on a good database, exit 2 once a page byte is flipped.
+ * --protect unsafe so no double-write copy can repair the flipped page. */
+static void test_check(void **state)
+{
+	struct out o;
+	const char *db = dbpath("check.db");
+	char *in = malloc(2000 * 140);
+	size_t inl = 0;
+	unsigned char *page;
+	struct stat st;
+	long npages, victim = -1;
+	int fd;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++)
+		inl += (size_t)sprintf(in + inl, "key%06d\t%0120d\n", i * 7919 % 2000, i);
+	{
+		const char *a[] = { "--protect", "unsafe", "load", db, NULL };
+
+		runv(&o, in, inl, a);
+	}
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	free(in);
+	run(&o, NULL, "--protect", "unsafe", "check", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "clean"));
+	out_free(&o);
+
+	/* Flip a byte in the middle of the last leaf page. */
+	assert_int_equal(stat(db, &st), 0);
+	npages = (long)(st.st_size / UT_PAGE_SIZE);
+	assert_true(npages >= 2);
+	page = malloc(UT_PAGE_SIZE);
+	fd = open(db, O_RDWR);
+	assert_true(fd >= 0);
+	for (long p = npages - 1; p >= 1; p--) {
+		assert_int_equal(pread(fd, page, UT_PAGE_SIZE, (off_t)p * UT_PAGE_SIZE),
+				 UT_PAGE_SIZE);
+		if (!page_is_zero(page) && ut_page_type(page) == UT_PT_LEAF) {
+			victim = p;
+			break;
+		}
+	}
+	assert_true(victim >= 1);
+	page[UT_PAGE_SIZE / 2 + 123] ^= 0x5a;
+	assert_int_equal(pwrite(fd, page, UT_PAGE_SIZE, (off_t)victim * UT_PAGE_SIZE),
+			 UT_PAGE_SIZE);
+	close(fd);
+	free(page);
+	/* a scan reads every leaf: the bad one must stop it, exit 2 */
+	run(&o, NULL, "--protect", "unsafe", "scan", db, NULL);
+	if (o.status != 2)
+		fprintf(stderr, "flipped leaf page %ld; scan stderr: %s\n", victim,
+			o.err);
+	EXPECT_STATUS(&o, 2);
+	{
+		char pg[32];
+
+		snprintf(pg, sizeof(pg), "page %ld", victim);
+		assert_non_null(strstr(o.err, pg));
+	}
+	out_free(&o);
+	run(&o, NULL, "--protect", "unsafe", "check", db, NULL);
+	if (o.status != 2)
+		fprintf(stderr, "flipped page %ld of %ld; check said:\n%s%s\n",
+			victim, npages, o.out, o.err);
+	EXPECT_STATUS(&o, 2);
+	assert_non_null(strstr(o.out, "CORRUPT"));
+	out_free(&o);
+}
+
+/* Files that are not databases: a clear error naming the file, exit 3. */
+static void test_not_a_db(void **state)
+{
+	struct out o;
+	const char *f1 = dbpath("text.txt"), *f2 = dbpath("small.txt"),
+		   *f3 = dbpath("missing.db");
+	FILE *f;
+
+	(void)state;
+	f = fopen(f1, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 3000; i++)
+		fprintf(f, "this is line %d of a text file, not a database\n", i);
+	fclose(f);
+	f = fopen(f2, "w");
+	assert_non_null(f);
+	fputs("hello\n", f);
+	fclose(f);
+
+	static const char *const cmds[] = { "get", "scan", "check", "stats" };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *files[] = { f1, f2 };
+
+		for (int j = 0; j < 2; j++) {
+			const char *a[] = { cmds[i], files[j], "k", NULL };
+
+			if (strcmp(cmds[i], "get"))
+				a[2] = NULL;
+			runv(&o, NULL, 0, a);
+			if (o.status != 3)
+				fprintf(stderr, "%s %s: stderr: %s", cmds[i],
+					files[j], o.err);
+			EXPECT_STATUS(&o, 3);
+			assert_non_null(strstr(o.err, "untorn: "));
+			assert_non_null(strstr(o.err, files[j]));
+			out_free(&o);
+		}
+	}
+	/* the text file must be left as it was */
+	assert_int_equal(access(f1, F_OK), 0);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(f2, &st), 0);
+		assert_int_equal(st.st_size, 6);
+	}
+	/* get on a database that does not exist: not created, exit 3 */
+	run(&o, NULL, "get", f3, "k", NULL);
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, f3));
+	out_free(&o);
+	assert_int_not_equal(access(f3, F_OK), 0);
+}
+
+static void rm_tree(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	char p[1024];
+
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", d, e->d_name);
+		unlink(p);
+	}
+	closedir(dp);
+	rmdir(d);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("UT_TMPDIR");
+	int rc;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_put_get_del),
+		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_load_roundtrip),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_not_a_db),
+	};
+
+	tool = getenv("UT_TOOL");
+	if (!tool || access(tool, X_OK)) {
+		fprintf(stderr, "test_cli: UT_TOOL (%s) is not an executable\n",
+			tool ? tool : "unset");
+		return 1;
+	}
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	mkdir(tmp, 0777);
+	snprintf(dir, sizeof(dir), "%s/cli-XXXXXX", tmp);
+	if (!mkdtemp(dir)) {
+		perror(dir);
+		return 1;
+	}
+	rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+	if (rc == 0)
+		rm_tree(dir);
+	else
+		fprintf(stderr, "test_cli: files kept in %s\n", dir);
+	return rc;
+}

@@ -1,0 +1,949 @@
+/*
+ * tools/untorn.c - the untorn command-line tool.
+ *
+ *   untorn [GLOBAL OPTIONS] COMMAND [OPTIONS] ARGS...
+ *
+ * One process, one short-lived handle per command: open, do the work in one
+ * transaction (load: one per batch), close.  Everything the tool knows about
+ * the engine comes through include/untorn.h; `info` also asks the file layer
+ * (io/ut_io.h) what it would do with a path.
+ *
+ * Exit codes: 0 ok, 1 not found, 2 corrupt, 3 error, 64 usage.
+ *
+ * Escapes (scan output, load input, and arguments under --escaped):
+ *   \t TAB   \n newline   \r CR   \\ backslash   \xHH any byte
+ * Every byte outside printable ASCII (0x20..0x7e) is written as \xHH, so
+ * `untorn scan A | untorn load B` copies A's contents into B exactly.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "untorn.h"
+#include "ut_io.h"
+#include "db.h" /* ut_db_protect_reason, ut_db_direct_note */
+
+#define EXIT_OK 0
+#define EXIT_NOTFOUND 1
+#define EXIT_CORRUPT 2
+#define EXIT_ERROR 3
+#define EXIT_USAGE 64
+
+struct globals {
+	ut_options opt;
+	int escaped;     /* KEY/VALUE/FROM/TO arguments use the escapes above */
+	const char *prog;
+};
+
+static struct globals g;
+
+/* ---------------------------------------------------------------- help */
+
+static const char usage_main[] =
+	"usage: untorn [GLOBAL OPTIONS] COMMAND [OPTIONS] ARGS...\n"
+	"\n"
+	"Commands:\n"
+	"  put DB KEY VALUE     insert or overwrite KEY\n"
+	"  get DB KEY           print KEY's value and a newline (exit 1 if absent)\n"
+	"  del DB KEY           delete KEY (exit 1 if absent)\n"
+	"  scan DB [FROM [TO]]  print KEY<TAB>VALUE lines in key order, escaped;\n"
+	"                       FROM is inclusive, TO is exclusive\n"
+	"  load DB              read escaped KEY<TAB>VALUE lines from stdin\n"
+	"  check DB             verify every page checksum and B+tree invariant\n"
+	"  stats DB             print the engine's statistics for DB\n"
+	"  info PATH            what the file layer reports for PATH: O_DIRECT,\n"
+	"                       statx atomic-write limits, protection mode\n"
+	"\n"
+	"Global options (before or after COMMAND):\n"
+	"  --protect MODE   auto|atomic|doublewrite|unsafe (default auto)\n"
+	"  --cache SIZE     buffer pool size, suffix K, M or G (default 64M)\n"
+	"  --nosync         commit without waiting for durability\n"
+	"  --escaped        KEY, VALUE, FROM and TO arguments use the escapes below\n"
+	"  --help           this text; COMMAND --help for one command\n"
+	"  --version        print the version\n"
+	"  --               end of options (for keys that start with --)\n"
+	"\n"
+	"Escapes (scan output, load input, --escaped arguments):\n"
+	"  \\t TAB, \\n newline, \\r CR, \\\\ backslash, \\xHH any byte; scan writes\n"
+	"  every byte outside printable ASCII as \\xHH, so scan | load round-trips.\n"
+	"\n"
+	"Exit status:\n"
+	"  0   success\n"
+	"  1   key not found (get, del)\n"
+	"  2   database corrupt (check found problems, or a command met a bad page)\n"
+	"  3   error (I/O, not a database, locked, ...); the reason is on stderr\n"
+	"  64  usage error\n";
+
+struct cmd {
+	const char *name;
+	int min_args, max_args;
+	int (*run)(int argc, char **argv, long batch);
+	const char *help;
+};
+
+/* --------------------------------------------------------- small helpers */
+
+static void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("untorn: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Report an engine error and return the exit code for it.  what names the
+ * file (or the command) when the engine's detail does not. */
+static int fail_rc(int rc, const char *what)
+{
+	const char *d = ut_errdetail();
+
+	if (!d)
+		d = "";
+	if (what && *what && !strstr(d, what))
+		fprintf(stderr, "untorn: %s: %s%s%s\n", ut_strerror(rc), what,
+			*d ? ": " : "", d);
+	else
+		fprintf(stderr, "untorn: %s: %s\n", ut_strerror(rc), d);
+	return rc == UT_ECORRUPT ? EXIT_CORRUPT : EXIT_ERROR;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned long long mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ull << 10; end++; break;
+	case 'm': case 'M': mul = 1ull << 20; end++; break;
+	case 'g': case 'G': mul = 1ull << 30; end++; break;
+	default: break;
+	}
+	if (mul > 1 && *end == 'i')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	if (v > SIZE_MAX / mul)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+static int parse_protect(const char *s, enum ut_protect *p)
+{
+	static const struct { const char *n; enum ut_protect p; } t[] = {
+		{ "auto", UT_PROTECT_AUTO },
+		{ "atomic", UT_PROTECT_ATOMIC },
+		{ "doublewrite", UT_PROTECT_DOUBLEWRITE },
+		{ "unsafe", UT_PROTECT_UNSAFE },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].n)) {
+			*p = t[i].p;
+			return 0;
+		}
+	return -1;
+}
+
+/* Write len bytes escaped to f. */
+static void put_escaped(FILE *f, const unsigned char *p, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = p[i];
+
+		if (c == '\t') {
+			fputs("\\t", f);
+		} else if (c == '\n') {
+			fputs("\\n", f);
+		} else if (c == '\r') {
+			fputs("\\r", f);
+		} else if (c == '\\') {
+			fputs("\\\\", f);
+		} else if (c < 0x20 || c > 0x7e) {
+			char b[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+			fwrite(b, 1, 4, f);
+		} else {
+			putc_unlocked(c, f);
+		}
+	}
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Unescape src[0..len) into dst (at most len bytes); returns the length or
+ * -1 on a malformed escape. */
+static long unescape(const char *src, size_t len, unsigned char *dst)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] != '\\') {
+			dst[o++] = (unsigned char)src[i];
+			continue;
+		}
+		if (++i >= len)
+			return -1;
+		switch (src[i]) {
+		case 't': dst[o++] = '\t'; break;
+		case 'n': dst[o++] = '\n'; break;
+		case 'r': dst[o++] = '\r'; break;
+		case '\\': dst[o++] = '\\'; break;
+		case 'x': {
+			int h, l;
+
+			if (i + 2 >= len)
+				return -1;
+			h = hexval((unsigned char)src[i + 1]);
+			l = hexval((unsigned char)src[i + 2]);
+			if (h < 0 || l < 0)
+				return -1;
+			dst[o++] = (unsigned char)(h << 4 | l);
+			i += 2;
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	return (long)o;
+}
+
+/* An argument as bytes: literal, or unescaped under --escaped (in place:
+ * unescaping never lengthens). */
+static int arg_bytes(char *arg, const char *what, size_t *len)
+{
+	long n;
+
+	if (!g.escaped) {
+		*len = strlen(arg);
+		return 0;
+	}
+	n = unescape(arg, strlen(arg), (unsigned char *)arg);
+	if (n < 0) {
+		warnx("%s: malformed escape in '%s'", what, arg);
+		return -1;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+static int open_db(const char *path, int create, ut_db **db)
+{
+	ut_options o = g.opt;
+	int rc;
+
+	o.create = create;
+	rc = ut_open(path, &o, db);
+	if (rc)
+		return fail_rc(rc, path);
+	return EXIT_OK;
+}
+
+static int close_db(ut_db *db, const char *path, int ex)
+{
+	int rc = ut_close(db);
+
+	if (rc && ex == EXIT_OK)
+		return fail_rc(rc, path);
+	return ex;
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int cmd_put(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_txn *t;
+	size_t kl, vl;
+	int rc, ex;
+
+	(void)argc; (void)batch;
+	if (arg_bytes(argv[1], "KEY", &kl) || arg_bytes(argv[2], "VALUE", &vl))
+		return EXIT_USAGE;
+	if ((ex = open_db(argv[0], 1, &db)))
+		return ex;
+	rc = ut_begin(db, 0, &t);
+	if (!rc) {
+		rc = ut_put(t, argv[1], kl, argv[2], vl);
+		if (rc)
+			ut_abort(t);
+		else
+			rc = ut_commit(t);
+	}
+	ex = rc ? fail_rc(rc, argv[0]) : EXIT_OK;
+	return close_db(db, argv[0], ex);
+}
+
+static int cmd_get(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_txn *t;
+	void *v = NULL;
+	size_t kl, vl = 0;
+	int rc, ex;
+
+	(void)argc; (void)batch;
+	if (arg_bytes(argv[1], "KEY", &kl))
+		return EXIT_USAGE;
+	if ((ex = open_db(argv[0], 0, &db)))
+		return ex;
+	rc = ut_begin(db, UT_RDONLY, &t);
+	if (!rc) {
+		rc = ut_get(t, argv[1], kl, &v, &vl);
+		ut_abort(t);
+	}
+	if (rc == UT_NOTFOUND) {
+		ex = EXIT_NOTFOUND;
+	} else if (rc) {
+		ex = fail_rc(rc, argv[0]);
+	} else {
+		if (g.escaped)
+			put_escaped(stdout, v, vl);
+		else if (vl)
+			fwrite(v, 1, vl, stdout);
+		putchar('\n');
+		ex = EXIT_OK;
+	}
+	free(v);
+	return close_db(db, argv[0], ex);
+}
+
+static int cmd_del(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_txn *t;
+	size_t kl;
+	int rc, ex;
+
+	(void)argc; (void)batch;
+	if (arg_bytes(argv[1], "KEY", &kl))
+		return EXIT_USAGE;
+	if ((ex = open_db(argv[0], 0, &db)))
+		return ex;
+	rc = ut_begin(db, 0, &t);
+	if (!rc) {
+		rc = ut_del(t, argv[1], kl);
+		if (rc)
+			ut_abort(t);
+		else
+			rc = ut_commit(t);
+	}
+	if (rc == UT_NOTFOUND)
+		ex = EXIT_NOTFOUND;
+	else
+		ex = rc ? fail_rc(rc, argv[0]) : EXIT_OK;
+	return close_db(db, argv[0], ex);
+}
+
+/* memcmp order, then length: the engine's key order. */
+static int keycmp(const void *a, size_t al, const void *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+
+	if (c)
+		return c;
+	return al < bl ? -1 : al > bl;
+}
+
+static int cmd_scan(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_txn *t;
+	ut_cursor *c = NULL;
+	size_t fl = 0, tl = 0;
+	int rc, ex;
+
+	(void)batch;
+	if (argc > 1 && arg_bytes(argv[1], "FROM", &fl))
+		return EXIT_USAGE;
+	if (argc > 2 && arg_bytes(argv[2], "TO", &tl))
+		return EXIT_USAGE;
+	if ((ex = open_db(argv[0], 0, &db)))
+		return ex;
+	rc = ut_begin(db, UT_RDONLY, &t);
+	if (rc)
+		return close_db(db, argv[0], fail_rc(rc, argv[0]));
+	rc = ut_cursor_open(t, &c);
+	if (!rc)
+		rc = ut_cursor_seek(c, argc > 1 ? argv[1] : NULL, fl);
+	while (rc == UT_OK) {
+		const void *k, *v;
+		size_t klen, vlen;
+
+		rc = ut_cursor_get(c, &k, &klen, &v, &vlen);
+		if (rc)
+			break;
+		if (argc > 2 && keycmp(k, klen, argv[2], tl) >= 0)
+			break;
+		put_escaped(stdout, k, klen);
+		putc_unlocked('\t', stdout);
+		put_escaped(stdout, v, vlen);
+		putc_unlocked('\n', stdout);
+		rc = ut_cursor_next(c);
+	}
+	if (c)
+		ut_cursor_close(c);
+	ut_abort(t);
+	ex = (rc && rc != UT_NOTFOUND) ? fail_rc(rc, argv[0]) : EXIT_OK;
+	if (fflush(stdout) && ex == EXIT_OK) {
+		warnx("stdout: %s", strerror(errno));
+		ex = EXIT_ERROR;
+	}
+	return close_db(db, argv[0], ex);
+}
+
+static void progress(long long recs, long long done, long long total, int last)
+{
+	if (total > 0) {
+		int pct = (int)(done * 100 / total), bar = pct * 30 / 100;
+
+		fprintf(stderr, "\r[%.*s%*s] %3d%% %lld records", bar,
+			"##############################", 30 - bar, "", pct, recs);
+	} else {
+		fprintf(stderr, "\r%lld records", recs);
+	}
+	if (last)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static int cmd_load(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_txn *t = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned char *buf = NULL;
+	size_t bufcap = 0;
+	ssize_t n;
+	long long lineno = 0, recs = 0, in_txn = 0, total = -1;
+	int tty = isatty(2), rc = 0, ex;
+	struct stat st;
+
+	(void)argc;
+	if (tty && !fstat(0, &st) && S_ISREG(st.st_mode))
+		total = st.st_size;
+	if ((ex = open_db(argv[0], 1, &db)))
+		return ex;
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		char *tab;
+		long kl, vl;
+
+		lineno++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = 0;
+		if (n == 0)
+			continue; /* blank lines are allowed */
+		tab = memchr(line, '\t', (size_t)n);
+		if (!tab) {
+			warnx("stdin:%lld: no TAB between key and value", lineno);
+			ex = EXIT_ERROR;
+			break;
+		}
+		if ((size_t)n > bufcap) {
+			free(buf);
+			bufcap = (size_t)n * 2;
+			buf = malloc(bufcap);
+			if (!buf) {
+				rc = UT_ENOMEM;
+				break;
+			}
+		}
+		kl = unescape(line, (size_t)(tab - line), buf);
+		vl = kl < 0 ? -1 : unescape(tab + 1, (size_t)(n - (tab + 1 - line)), buf + kl);
+		if (kl < 0 || vl < 0) {
+			warnx("stdin:%lld: malformed escape", lineno);
+			ex = EXIT_ERROR;
+			break;
+		}
+		if (!t && (rc = ut_begin(db, 0, &t)))
+			break;
+		rc = ut_put(t, buf, (size_t)kl, buf + kl, (size_t)vl);
+		if (rc) {
+			warnx("stdin:%lld: put failed", lineno);
+			break;
+		}
+		recs++;
+		if (++in_txn >= batch) {
+			rc = ut_commit(t);
+			t = NULL;
+			in_txn = 0;
+			if (rc)
+				break;
+			if (tty)
+				progress(recs, total > 0 ? ftello(stdin) : 0, total, 0);
+		}
+	}
+	if (t) {
+		if (rc || ex)
+			ut_abort(t);
+		else
+			rc = ut_commit(t);
+		t = NULL;
+	}
+	if (!rc && !ex && ferror(stdin)) {
+		warnx("stdin: %s", strerror(errno));
+		ex = EXIT_ERROR;
+	}
+	if (tty)
+		progress(recs - in_txn * (rc || ex), total > 0 ? total : 0, total, 1);
+	if (rc)
+		ex = fail_rc(rc, argv[0]);
+	if (ex)
+		fprintf(stderr, "untorn: load stopped at line %lld; batches before it "
+			"are committed\n", lineno);
+	free(line);
+	free(buf);
+	return close_db(db, argv[0], ex);
+}
+
+static int cmd_check(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_check_result r;
+	int rc, ex = EXIT_OK;
+	ut_options o = g.opt;
+
+	(void)argc; (void)batch;
+	o.create = 0;
+	rc = ut_open(argv[0], &o, &db);
+	if (rc == UT_ECORRUPT) {
+		fail_rc(rc, argv[0]);
+		printf("%s: CORRUPT (the database could not be opened)\n", argv[0]);
+		return EXIT_CORRUPT;
+	}
+	if (rc)
+		return fail_rc(rc, argv[0]);
+	memset(&r, 0, sizeof(r));
+	rc = ut_check(db, stdout, &r);
+	if (rc == UT_OK) {
+		printf("%s: clean: %llu pages, %llu checked, %llu keys, depth %u\n",
+		       argv[0], (unsigned long long)r.pages_total,
+		       (unsigned long long)r.pages_checked,
+		       (unsigned long long)r.keys, r.depth);
+	} else if (rc == UT_ECORRUPT) {
+		printf("%s: CORRUPT: %llu bad checksums, %llu invariant errors "
+		       "(%llu of %llu pages checked)\n", argv[0],
+		       (unsigned long long)r.bad_checksums,
+		       (unsigned long long)r.invariant_errors,
+		       (unsigned long long)r.pages_checked,
+		       (unsigned long long)r.pages_total);
+		ex = EXIT_CORRUPT;
+	} else {
+		ex = fail_rc(rc, argv[0]);
+	}
+	fflush(stdout);
+	rc = ut_close(db);
+	if (rc && ex == EXIT_OK)
+		ex = fail_rc(rc, argv[0]);
+	return ex;
+}
+
+static int cmd_stats(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	ut_stats s;
+	int rc, ex;
+
+	(void)argc; (void)batch;
+	if ((ex = open_db(argv[0], 0, &db)))
+		return ex;
+	rc = ut_stats_get(db, &s);
+	if (rc)
+		return close_db(db, argv[0], fail_rc(rc, argv[0]));
+	printf("protect\t%s\n", ut_protect_name(s.protect));
+	printf("page_writes\t%llu\n", (unsigned long long)s.page_writes);
+	printf("dw_page_writes\t%llu\n", (unsigned long long)s.dw_page_writes);
+	printf("log_bytes\t%llu\n", (unsigned long long)s.log_bytes);
+	printf("syncs\t%llu\n", (unsigned long long)s.syncs);
+	printf("torn_repaired\t%llu\n", (unsigned long long)s.torn_repaired);
+	printf("corrupt_pages\t%llu\n", (unsigned long long)s.corrupt_pages);
+	printf("direct_io\t%d\n", s.direct_io);
+	printf("uring\t%d\n", s.uring);
+	return close_db(db, argv[0], EXIT_OK);
+}
+
+/*
+ * info: what the io layer's statx probe (ut_probe_atomic) and a trial open
+ * through the POSIX vfs report for PATH (or, when PATH does not exist yet,
+ * for the directory it would be created in), then the protection mode: for
+ * an existing database the engine's own choice and reason
+ * (ut_db_protect_reason), else what UT_PROTECT_AUTO would choose.
+ * Output is NAME<TAB>VALUE lines.
+ */
+struct info_ctx {
+	const char *path;
+	int exists;
+	const char *probed;   /* PATH itself or its directory */
+	ut_atomic_info ai;
+	int probe_rc;         /* ut_probe_atomic's return */
+	ut_file *f;           /* PATH (or a scratch file in its directory) */
+	int open_rc;
+	const char *direct_note;
+	int uring;
+	char *scratch;        /* scratch file to remove, or NULL */
+};
+
+static const char *yesno(int b) { return b ? "yes" : "no"; }
+
+static void info_file(struct info_ctx *x)
+{
+	uint64_t sz = 0;
+
+	printf("path\t%s\n", x->path);
+	printf("exists\t%s\n", x->exists ? "yes" : "no");
+	printf("probed\t%s (%s)\n", x->probed, x->exists ? "file" : "directory");
+	if (x->exists && x->f && !ut_file_size(x->f, &sz))
+		printf("size\t%llu\n", (unsigned long long)sz);
+}
+
+static void info_atomic(struct info_ctx *x)
+{
+	const ut_atomic_info *ai = &x->ai;
+
+	if (x->probe_rc != UT_OK && !ai->statx_errno) {
+		printf("statx\tfailed: %s (%s)\n", ut_strerror(x->probe_rc),
+		       ut_errdetail());
+	} else if (ai->statx_errno) {
+		printf("statx\tfailed: %s\n", strerror(ai->statx_errno));
+	} else {
+		printf("statx\tok\n");
+	}
+	printf("statx_mask_write_atomic\t%s\n",
+	       ai->statx_errno ? "unknown" : yesno(!ai->mask_missing));
+	printf("statx_attr_write_atomic\t%s\n", yesno(ai->supported));
+	if (ai->statx_errno)
+		printf("atomic_write\tunknown (statx: %s)\n", strerror(ai->statx_errno));
+	else if (ai->mask_missing)
+		printf("atomic_write\tunknown (statx did not report STATX_WRITE_ATOMIC)\n");
+	else
+		printf("atomic_write\t%s\n", ai->supported ? "supported" : "not supported");
+	printf("atomic_unit_min\t%u\n", ai->unit_min);
+	printf("atomic_unit_max\t%u\n", ai->unit_max);
+	printf("atomic_segments_max\t%u\n", ai->segments_max);
+	printf("atomic_fits_page\t%s (%u bytes)\n",
+	       yesno(ut_atomic_fits(ai, UT_PAGE_SIZE)), UT_PAGE_SIZE);
+	if (x->open_rc)
+		printf("o_direct\tunknown (open: %s: %s)\n", ut_strerror(x->open_rc),
+		       ut_errdetail());
+	else if (x->f->direct)
+		printf("o_direct\tyes (accepted)\n");
+	else
+		printf("o_direct\tno (%s)\n",
+		       x->direct_note ? x->direct_note : "refused; buffered I/O");
+	if (x->open_rc)
+		printf("io_uring\tunknown\n");
+	else
+		printf("io_uring\t%s\n", x->uring ? "yes (page write batches)"
+						  : "no (pwrite loop)");
+}
+
+/* What UT_PROTECT_AUTO would choose from the probe alone. */
+static const char *info_auto(const struct info_ctx *x, const char **why)
+{
+	const ut_atomic_info *ai = &x->ai;
+
+	if (ai->statx_errno)
+		*why = "statx failed";
+	else if (ai->mask_missing)
+		*why = "statx did not report STATX_WRITE_ATOMIC";
+	else if (!ai->supported)
+		*why = "STATX_ATTR_WRITE_ATOMIC not set";
+	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
+		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
+	else if (x->open_rc || !x->f->direct)
+		*why = "no O_DIRECT on this file";
+	else {
+		*why = "O_DIRECT and the statx atomic write unit covers a 16384-byte page";
+		return "atomic";
+	}
+	return "doublewrite";
+}
+
+static void info_protect(struct info_ctx *x)
+{
+	const char *why, *mode = info_auto(x, &why);
+	ut_options o = g.opt;
+	ut_db *db;
+	ut_stats st;
+	int rc;
+
+	printf("page_size\t%u\n", UT_PAGE_SIZE);
+	printf("protect_auto\t%s (%s)\n", mode, why);
+	if (g.opt.protect != UT_PROTECT_AUTO)
+		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
+	if (!x->exists) {
+		if (g.opt.protect == UT_PROTECT_AUTO)
+			printf("mode\t%s (auto, predicted from the probe: %s)\n", mode, why);
+		else
+			printf("mode\t%s (requested by name)\n",
+			       ut_protect_name(g.opt.protect));
+		return;
+	}
+	/* An existing file: ask the engine which mode it uses, and why. */
+	o.create = 0;
+	rc = ut_open(x->path, &o, &db);
+	if (rc) {
+		printf("database\tnot opened: %s: %s\n", ut_strerror(rc), ut_errdetail());
+		return;
+	}
+	printf("database\tyes\n");
+	if (!ut_stats_get(db, &st)) {
+		printf("protect_in_use\t%s\n", ut_protect_name(st.protect));
+		printf("mode\t%s (%s)\n", ut_protect_name(st.protect),
+		       ut_db_protect_reason(db));
+		printf("db_o_direct\t%s%s%s\n", yesno(st.direct_io),
+		       ut_db_direct_note(db) ? ": " : "",
+		       ut_db_direct_note(db) ? ut_db_direct_note(db) : "");
+		printf("db_io_uring\t%s\n", yesno(st.uring));
+	}
+	ut_close(db);
+}
+
+static int cmd_info(int argc, char **argv, long batch)
+{
+	struct info_ctx x;
+	ut_vfs *v = ut_vfs_posix();
+	char *dir = NULL;
+
+	(void)argc; (void)batch;
+	memset(&x, 0, sizeof(x));
+	x.path = argv[0];
+	x.exists = v->exists(v, argv[0]) == 1;
+	x.probed = argv[0];
+	if (!x.exists) {
+		/* A database not created yet: the directory it would be in. */
+		char *slash;
+
+		dir = strdup(argv[0]);
+		if (!dir)
+			return fail_rc(UT_ENOMEM, argv[0]);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = 0;
+		else if (slash)
+			slash[1] = 0;
+		else
+			strcpy(dir, ".");
+		x.probed = dir;
+	}
+	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
+	if (x.probe_rc == UT_NOTFOUND) {
+		free(dir);
+		return fail_rc(UT_EIO, argv[0]);
+	}
+	if (x.exists) {
+		x.open_rc = v->open(v, x.path, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
+	} else {
+		/* O_DIRECT and io_uring are per file: try a scratch file there. */
+		size_t n = strlen(dir) + 64;
+
+		x.scratch = malloc(n);
+		if (!x.scratch) {
+			free(dir);
+			return fail_rc(UT_ENOMEM, argv[0]);
+		}
+		snprintf(x.scratch, n, "%s/.untorn-info-%ld", dir, (long)getpid());
+		x.open_rc = v->open(v, x.scratch, UT_OPEN_CREATE | UT_OPEN_DIRECT, &x.f);
+	}
+	if (x.open_rc)
+		x.f = NULL;
+	else {
+		x.direct_note = ut_file_direct_note(x.f);
+		x.uring = ut_file_uses_uring(x.f);
+	}
+	info_file(&x);
+	info_atomic(&x);
+	ut_file_close(x.f);
+	x.f = NULL;
+	if (x.scratch)
+		v->remove(v, x.scratch);
+	info_protect(&x);
+	free(x.scratch);
+	free(dir);
+	return EXIT_OK;
+}
+
+static const struct cmd cmds[] = {
+	{ "put", 3, 3, cmd_put,
+	  "usage: untorn put DB KEY VALUE\n"
+	  "Insert or overwrite KEY with VALUE (one committed transaction).\n"
+	  "Creates DB if missing.\n" },
+	{ "get", 2, 2, cmd_get,
+	  "usage: untorn get DB KEY\n"
+	  "Print KEY's value followed by a newline.  Exit 1 if KEY is absent.\n" },
+	{ "del", 2, 2, cmd_del,
+	  "usage: untorn del DB KEY\n"
+	  "Delete KEY.  Exit 1 if KEY is absent.\n" },
+	{ "scan", 1, 3, cmd_scan,
+	  "usage: untorn scan DB [FROM [TO]]\n"
+	  "Print KEY<TAB>VALUE lines in key order (bytewise, shorter first on a\n"
+	  "tie), escaped (\\t \\n \\r \\\\ \\xHH).  FROM is inclusive, TO exclusive.\n" },
+	{ "load", 1, 1, cmd_load,
+	  "usage: untorn load [--batch N] DB < FILE\n"
+	  "Read escaped KEY<TAB>VALUE lines (the scan format) from stdin and put\n"
+	  "them, one transaction per N lines (default 1000).  Blank lines are\n"
+	  "skipped.  Shows progress on stderr when it is a terminal.  On an error\n"
+	  "the current batch is aborted; earlier batches stay committed.\n" },
+	{ "check", 1, 1, cmd_check,
+	  "usage: untorn check DB\n"
+	  "Verify every page checksum and every B+tree invariant.  Problems are\n"
+	  "listed one per line, then a summary.  Exit 0 clean, 2 corrupt.\n" },
+	{ "stats", 1, 1, cmd_stats,
+	  "usage: untorn stats DB\n"
+	  "Open DB and print its ut_stats fields as NAME<TAB>VALUE lines.\n" },
+	{ "info", 1, 1, cmd_info,
+	  "usage: untorn info PATH\n"
+	  "Print what the file layer reports for PATH (or, if PATH does not exist,\n"
+	  "for its directory): statx STATX_WRITE_ATOMIC mask and attribute, atomic\n"
+	  "write unit min/max/segments, O_DIRECT accepted, io_uring in use, and\n"
+	  "`mode` (atomic|doublewrite) with the reason: the engine's own for an\n"
+	  "existing database, else what --protect auto would choose.\n" },
+};
+
+int main(int argc, char **argv)
+{
+	const struct cmd *cmd = NULL;
+	char **pos;
+	int npos = 0, help = 0, opts_done = 0;
+	long batch = 1000;
+
+	g.prog = argv[0];
+	ut_options_default(&g.opt);
+	pos = argv; /* positional arguments are compacted in place: npos < i */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+
+		if (opts_done || a[0] != '-' || a[1] == 0 ||
+		    (a[1] != '-' && strcmp(a, "-h"))) {
+			if (!cmd) {
+				for (size_t j = 0; j < sizeof(cmds) / sizeof(cmds[0]); j++)
+					if (!strcmp(a, cmds[j].name))
+						cmd = &cmds[j];
+				if (!cmd) {
+					warnx("unknown command '%s' (try --help)", a);
+					return EXIT_USAGE;
+				}
+			} else {
+				pos[npos++] = argv[i];
+			}
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			opts_done = 1;
+			continue;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help = 1;
+			continue;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("untorn %s\n", UT_VERSION_STRING);
+			return EXIT_OK;
+		}
+		if (!strcmp(a, "--nosync")) {
+			g.opt.sync = 0;
+			continue;
+		}
+		if (!strcmp(a, "--escaped")) {
+			g.escaped = 1;
+			continue;
+		}
+		/* options with a value: --opt VALUE or --opt=VALUE */
+		{
+			const char *eq = strchr(a, '=');
+			size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+			char name[32];
+
+			if (nl >= sizeof(name)) {
+				warnx("unknown option '%s' (try --help)", a);
+				return EXIT_USAGE;
+			}
+			memcpy(name, a, nl);
+			name[nl] = 0;
+			if (strcmp(name, "--protect") && strcmp(name, "--cache") &&
+			    strcmp(name, "--batch")) {
+				warnx("unknown option '%s' (try --help)", a);
+				return EXIT_USAGE;
+			}
+			if (eq) {
+				val = eq + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				warnx("%s needs a value", name);
+				return EXIT_USAGE;
+			}
+			if (!strcmp(name, "--protect")) {
+				if (parse_protect(val, &g.opt.protect)) {
+					warnx("--protect: '%s' is not auto, atomic, "
+					      "doublewrite or unsafe", val);
+					return EXIT_USAGE;
+				}
+			} else if (!strcmp(name, "--cache")) {
+				if (parse_size(val, &g.opt.cache_bytes) ||
+				    g.opt.cache_bytes == 0) {
+					warnx("--cache: bad size '%s' (e.g. 64M)", val);
+					return EXIT_USAGE;
+				}
+			} else {
+				char *end;
+
+				errno = 0;
+				batch = strtol(val, &end, 10);
+				if (errno || *end || batch < 1) {
+					warnx("--batch: '%s' is not a positive number", val);
+					return EXIT_USAGE;
+				}
+			}
+		}
+	}
+	if (help) {
+		fputs(cmd ? cmd->help : usage_main, stdout);
+		return EXIT_OK;
+	}
+	if (!cmd) {
+		fputs(usage_main, stderr);
+		return EXIT_USAGE;
+	}
+	if (npos < cmd->min_args || npos > cmd->max_args) {
+		fputs(cmd->help, stderr);
+		return EXIT_USAGE;
+	}
+	{
+		int ex = cmd->run(npos, pos, batch);
+
+		if (fflush(stdout) && ex == EXIT_OK) {
+			warnx("stdout: %s", strerror(errno));
+			ex = EXIT_ERROR;
+		}
+		return ex;
+	}
+}
