@@ -30,7 +30,7 @@ PATCHED=$(sed -n 's/^PATCHED=//p' <<<"$kernels")
 echo "patched kernel: $PATCHED"
 
 say "guest image and disks"
-bash "$VM/mkdisks.sh" "$DEMO/disks" >/dev/null
+DISK_SIZE=2G bash "$VM/mkdisks.sh" "$DEMO/disks" >/dev/null
 bash "$VM/mkinitramfs.sh" -o "$DEMO/initramfs.cpio.gz" \
 	"$B/untorn:/bin/untorn" "$B/bench/bench_durable:/bin/bench_durable" \
 	"$B/crash_workload:/bin/crash_workload" \

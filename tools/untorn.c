@@ -600,7 +600,7 @@ static int cmd_stats(int argc, char **argv, long batch)
 struct info_ctx {
 	const char *path;
 	int exists;
-	const char *probed;   /* PATH itself or its directory */
+	const char *probed;   /* PATH, a scratch file beside it, or its directory */
 	ut_atomic_info ai;
 	int probe_rc;         /* ut_probe_atomic's return */
 	ut_file *f;           /* PATH (or a scratch file in its directory) */
@@ -618,7 +618,10 @@ static void info_file(struct info_ctx *x)
 
 	printf("path\t%s\n", x->path);
 	printf("exists\t%s\n", x->exists ? "yes" : "no");
-	printf("probed\t%s (%s)\n", x->probed, x->exists ? "file" : "directory");
+	printf("probed\t%s (%s)\n", x->probed,
+	       x->exists ? "file"
+	       : x->probed == x->scratch ? "scratch file in its directory"
+	       : "directory: no scratch file could be created");
 	if (x->exists && x->f && !ut_file_size(x->f, &sz))
 		printf("size\t%llu\n", (unsigned long long)sz);
 }
@@ -753,15 +756,11 @@ static int cmd_info(int argc, char **argv, long batch)
 			strcpy(dir, ".");
 		x.probed = dir;
 	}
-	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
-	if (x.probe_rc == UT_NOTFOUND) {
-		free(dir);
-		return fail_rc(UT_EIO, argv[0]);
-	}
 	if (x.exists) {
 		x.open_rc = v->open(v, x.path, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
 	} else {
-		/* O_DIRECT and io_uring are per file: try a scratch file there. */
+		/* O_DIRECT, io_uring and the statx atomic unit are per file (a
+		 * directory reports no atomic unit): try a scratch file there. */
 		size_t n = strlen(dir) + 64;
 
 		x.scratch = malloc(n);
@@ -771,10 +770,21 @@ static int cmd_info(int argc, char **argv, long batch)
 		}
 		snprintf(x.scratch, n, "%s/.untorn-info-%ld", dir, (long)getpid());
 		x.open_rc = v->open(v, x.scratch, UT_OPEN_CREATE | UT_OPEN_DIRECT, &x.f);
+		if (!x.open_rc)
+			x.probed = x.scratch;
 	}
 	if (x.open_rc)
 		x.f = NULL;
-	else {
+	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
+	if (x.probe_rc == UT_NOTFOUND) {
+		ut_file_close(x.f);
+		if (x.scratch && !x.open_rc)
+			v->remove(v, x.scratch);
+		free(x.scratch);
+		free(dir);
+		return fail_rc(UT_EIO, argv[0]);
+	}
+	if (x.f) {
 		x.direct_note = ut_file_direct_note(x.f);
 		x.uring = ut_file_uses_uring(x.f);
 	}
