@@ -188,6 +188,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.cache_bytes = db->opt.cache_bytes;
 	cfg.protect = db->opt.protect;
 	cfg.create = db->opt.create;
+	cfg.lazy = !db->opt.sync;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
 	if (rc) {
 		free(db);
@@ -308,7 +309,9 @@ static void detach_cursors(ut_txn *t)
 }
 
 /* Under the writer lock, after a commit: checkpoint when the log since the
- * last one passes db->ckpt_log_bytes or dirty pages pass half the cache. */
+ * last one passes db->ckpt_log_bytes or (sync=1) dirty pages pass half the
+ * cache.  With sync=0 evicting a dirty page is a cheap unsynced write, so
+ * only the log bounds the checkpoint interval. */
 static int maybe_checkpoint(ut_db *db)
 {
 	ut_wal_stats ws;
@@ -317,7 +320,7 @@ static int maybe_checkpoint(ut_db *db)
 	ut_wal_stats_get(ut_log_wal(db->log), &ws);
 	if (ws.bytes_since_checkpoint >= db->ckpt_log_bytes)
 		due = 1;
-	else if (++db->commits % CKPT_DIRTY_CHECK_EVERY == 0 &&
+	else if (db->opt.sync && ++db->commits % CKPT_DIRTY_CHECK_EVERY == 0 &&
 		 ut_pager_dirty_frames(db->pager) > ut_pager_max_frames(db->pager) / 2)
 		due = 1;
 	if (!due)
@@ -598,7 +601,7 @@ const char *ut_db_protect_reason(ut_db *db)
 
 const char *ut_db_direct_note(ut_db *db)
 {
-	return ut_file_direct_note(ut_pager_file(db->pager));
+	return ut_pager_direct_note(db->pager);
 }
 
 void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes)

@@ -103,3 +103,44 @@ void ut_flusher_destroy(ut_flusher *fl)
 	free(fl->path);
 	free(fl);
 }
+
+#define IN_PLACE_BATCH 64
+
+int ut_flush_sync_data(ut_flusher *fl, ut_file *data)
+{
+	int rc;
+
+	if (!fl->unsynced)
+		return UT_OK;
+	rc = ut_file_sync(data);
+	if (rc)
+		return rc;
+	fl->ctr->syncs++;
+	fl->unsynced = 0;
+	return UT_OK;
+}
+
+int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
+		      size_t n, unsigned flags, unsigned wflags)
+{
+	ut_iowrite w[IN_PLACE_BATCH];
+	int rc;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = 0;
+
+		for (; k < IN_PLACE_BATCH && i < n; k++, i++) {
+			w[k].buf = pages[i].buf;
+			w[k].len = UT_PAGE_SIZE;
+			w[k].off = (uint64_t)pages[i].pgno * UT_PAGE_SIZE;
+		}
+		fl->unsynced = 1;
+		rc = ut_file_write_batch(data, w, k, wflags);
+		if (rc)
+			return rc;
+		fl->ctr->page_writes += k;
+	}
+	if (flags & UT_FLUSH_DURABLE)
+		return ut_flush_sync_data(fl, data);
+	return UT_OK;
+}

@@ -58,6 +58,12 @@ typedef struct ut_flush_page {
 			     * the next DURABLE call, but the protection
 			     * invariant must still hold: after a crash each
 			     * page is whole, old or new. */
+#define UT_FLUSH_LAZY 2u    /* sync=0 eviction: write in place through the
+			     * OS page cache, no sync, no protection copy.
+			     * Safe against a process crash; a power failure
+			     * before the next DURABLE call may tear these
+			     * pages (sync=0 promises nothing then: untorn.h).
+			     * The atomic strategy still writes atomically. */
 
 typedef struct ut_flusher ut_flusher;
 
@@ -100,6 +106,15 @@ struct ut_flusher {
 int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		      ut_file *data, ut_io_counters *ctr, ut_flusher **out);
 void ut_flusher_destroy(ut_flusher *fl);
+
+/* For strategies: write pages[0..n) in place (write flags wflags, e.g.
+ * UT_WRITE_ATOMIC) in batches, counting page_writes, and sync the data
+ * file when flags has UT_FLUSH_DURABLE (also for writes deferred by
+ * earlier calls).  Pages of a batch up to a failure may have landed. */
+int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
+		      size_t n, unsigned flags, unsigned wflags);
+/* Sync the data file if a deferred write awaits it. */
+int ut_flush_sync_data(ut_flusher *fl, ut_file *data);
 
 extern const struct ut_flusher_ops ut_flush_unsafe_ops;
 extern const struct ut_flusher_ops ut_flush_atomic_ops;

@@ -19,8 +19,6 @@
 #include "flush.h"
 #include "flush_atomic.h"
 
-#define BATCH 64
-
 int ut_flush_atomic_check(ut_file *data, const char *path)
 {
 	ut_atomic_info ai;
@@ -69,40 +67,16 @@ static int atomic_write_pages(ut_flusher *fl, ut_file *data,
 			      const ut_flush_page *pages, size_t n,
 			      unsigned flags)
 {
-	ut_iowrite w[BATCH];
-	int rc;
-
-	for (size_t i = 0; i < n;) {
-		size_t k = 0;
-
-		for (; k < BATCH && i < n; k++, i++) {
-			if ((uintptr_t)pages[i].buf % UT_IO_ALIGN) {
-				ut_set_errdetail("%s: page %u: buffer %p not "
-						 "aligned for an atomic write",
-						 fl->path, pages[i].pgno,
-						 pages[i].buf);
-				return UT_EINVAL;
-			}
-			w[k].buf = pages[i].buf;
-			w[k].len = UT_PAGE_SIZE;
-			w[k].off = (uint64_t)pages[i].pgno * UT_PAGE_SIZE;
+	for (size_t i = 0; i < n; i++) {
+		if ((uintptr_t)pages[i].buf % UT_IO_ALIGN) {
+			ut_set_errdetail("%s: page %u: buffer %p not aligned "
+					 "for an atomic write", fl->path,
+					 pages[i].pgno, pages[i].buf);
+			return UT_EINVAL;
 		}
-		/* Pages of the batch up to a failure may have landed (each
-		 * whole); the error goes up unchanged, never retried. */
-		rc = ut_file_write_batch(data, w, k, UT_WRITE_ATOMIC);
-		if (rc)
-			return rc;
-		fl->ctr->page_writes += k;
-		fl->unsynced = 1;
 	}
-	if ((flags & UT_FLUSH_DURABLE) && fl->unsynced) {
-		rc = ut_file_sync(data);
-		if (rc)
-			return rc;
-		fl->ctr->syncs++;
-		fl->unsynced = 0;
-	}
-	return UT_OK;
+	/* A failure goes up unchanged, never retried without the flag. */
+	return ut_flush_in_place(fl, data, pages, n, flags, UT_WRITE_ATOMIC);
 }
 
 const struct ut_flusher_ops ut_flush_atomic_ops = {

@@ -8,7 +8,8 @@
  *   0  u64 magic     UT_DW_MAGIC
  *   8  u64 batch     batch id; grows for the life of the file
  *  16  u32 pgno      home page number of the copy
- *  20  u32 page_crc  CRC32C of the 16 KiB copy
+ *  20  u32 page_crc  the copy's own page checksum (its bytes 0..3, which
+ *                    ut_page_verify checks over the copy)
  *  24  u32 slot      slot index (catches misdirected writes)
  *  28  u32 hdr_crc   CRC32C of bytes 0..27
  *
@@ -17,6 +18,9 @@
  * (for UT_FLUSH_DURABLE, or before the dw area is reused) sync the data
  * file.  Slots are reused only after the in-place writes they protect are
  * durable, so every in-place page that can be torn has a durable copy.
+ *
+ * UT_FLUSH_LAZY writes (sync=0 evictions) skip the copy: nothing syncs
+ * them before the next DURABLE call, so a copy would protect nothing.
  *
  * Recovery: for every page number with a valid copy (header and page
  * checksums, ut_page_verify), the copy with the highest batch id; if the

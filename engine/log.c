@@ -32,37 +32,70 @@ static int add_delta(ut_log *lg, size_t *n, uint32_t pgno, uint32_t off,
 	return UT_OK;
 }
 
-/* Byte ranges of post that differ from pre, in [from, to). */
+static inline uint64_t word_xor(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	return x ^ y;
+}
+
+/* First i' >= i where pre and post differ (to if none), a word at a time. */
+static uint32_t skip_equal(const uint8_t *pre, const uint8_t *post,
+			   uint32_t i, uint32_t to)
+{
+	while (i + 32 <= to && !memcmp(pre + i, post + i, 32))
+		i += 32;
+	while (i + 8 <= to && !word_xor(pre + i, post + i))
+		i += 8;
+	while (i < to && pre[i] == post[i])
+		i++;
+	return i;
+}
+
+/* First i' >= i where pre and post are equal (to if none): whole words
+ * are skipped while none of their bytes match (no zero byte in the xor). */
+static uint32_t skip_diff(const uint8_t *pre, const uint8_t *post,
+			  uint32_t i, uint32_t to)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
+
+	while (i + 8 <= to) {
+		uint64_t x = word_xor(pre + i, post + i);
+
+		if ((x - ones) & ~x & highs)
+			break;
+		i += 8;
+	}
+	while (i < to && pre[i] != post[i])
+		i++;
+	return i;
+}
+
+/* Byte ranges of post that differ from pre, in [from, to); ranges at most
+ * UT_LOG_MERGE_GAP equal bytes apart are merged. */
 static int diff_range(ut_log *lg, size_t *n, uint32_t pgno, const uint8_t *pre,
 		      const uint8_t *post, uint32_t from, uint32_t to)
 {
-	uint32_t i = from;
+	uint32_t i = skip_equal(pre, post, from, to);
 
 	while (i < to) {
-		uint32_t start, end, gap;
+		uint32_t start = i, end = skip_diff(pre, post, i, to);
+		int rc;
 
-		/* skip equal bytes, 8 at a time where possible */
-		while (i + 8 <= to && !memcmp(pre + i, post + i, 8))
-			i += 8;
-		while (i < to && pre[i] == post[i])
-			i++;
-		if (i >= to)
-			break;
-		start = i;
-		end = i + 1;
-		/* extend while differences are at most UT_LOG_MERGE_GAP apart */
-		for (i = end, gap = 0; i < to; i++) {
-			if (pre[i] != post[i]) {
-				end = i + 1;
-				gap = 0;
-			} else if (++gap > UT_LOG_MERGE_GAP) {
+		for (;;) {
+			uint32_t next = skip_equal(pre, post, end, to);
+
+			if (next >= to || next - end > UT_LOG_MERGE_GAP) {
+				i = next;
 				break;
 			}
+			end = skip_diff(pre, post, next, to);
 		}
-		int rc = add_delta(lg, n, pgno, start, end - start, post);
+		rc = add_delta(lg, n, pgno, start, end - start, post);
 		if (rc)
 			return rc;
-		i = end;
 	}
 	return UT_OK;
 }
@@ -94,10 +127,11 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 		return rc;
 	}
-	/* Bound the append buffer (sync=0 commits never flush). */
+	/* Bound the append buffer (sync=0 commits do not flush): hand it
+	 * to the OS, which is what sync=0 promises. */
 	ut_wal_stats_get(lg->wal, &st);
-	if (st.next_lsn - st.durable_lsn > UT_LOG_BUF_MAX) {
-		rc = ut_wal_flush_to(lg->wal, st.next_lsn);
+	if (st.next_lsn - st.written_lsn > UT_LOG_BUF_MAX) {
+		rc = ut_wal_write_to(lg->wal, st.next_lsn);
 		if (rc) {
 			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
 			return rc;
@@ -118,6 +152,16 @@ int ut_log_flush_to(ut_log *lg, uint64_t lsn)
 static int hook_flush_to(void *ctx, uint64_t lsn)
 {
 	return ut_log_flush_to(ctx, lsn);
+}
+
+static int hook_write_to(void *ctx, uint64_t lsn)
+{
+	ut_log *lg = ctx;
+	int rc = ut_wal_write_to(lg->wal, lsn);
+
+	if (rc)
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+	return rc;
 }
 
 static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
@@ -170,6 +214,7 @@ int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
 	lg->hooks.ctx = lg;
 	lg->hooks.log_commit = hook_commit;
 	lg->hooks.log_flush_to = hook_flush_to;
+	lg->hooks.log_write_to = hook_write_to;
 	lg->hooks.log_checkpoint_done = hook_ckpt_done;
 	*out = lg;
 	return UT_OK;

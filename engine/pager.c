@@ -31,6 +31,8 @@ struct ut_pager {
 	ut_vfs *vfs;
 	ut_file *file;  /* direct (where allowed), locked: every page write */
 	ut_file *rfile; /* buffered: page reads (== file when no O_DIRECT) */
+	ut_file *wfile; /* page writes: file, or rfile when lazy and not atomic */
+	int lazy;       /* sync=0: evictions write UT_FLUSH_LAZY */
 	char *path;
 	ut_flusher *fl;
 	ut_io_counters ctr;
@@ -56,7 +58,7 @@ struct ut_pager {
 	ut_flush_page *fpages;
 	size_t capfpages;
 
-	uint64_t lsn, durable_lsn;
+	uint64_t lsn, durable_lsn, written_lsn;
 	int fatal;
 	int poisoned;   /* cached state may be uncommitted: refuse reads too */
 	int recovering; /* redo in progress: no WAL rule (log already durable) */
@@ -126,13 +128,15 @@ static int hgrow(ut_pager *p)
 	return UT_OK;
 }
 
-/* Page buffers: frames and pre-images draw from one pool of aligned 16 KiB
- * buffers, so memory is reused instead of fragmenting the heap. */
-/* Buffers come from mmap'd slabs (page-aligned, no allocator overhead).
- * A buffer returned while the pool holds more than the bound plus
- * POOL_SLACK is given back to the kernel with MADV_DONTNEED (it stays in
- * the pool; touching it again faults in a zero page), so resident memory
- * follows the cache bound even after a big transaction. */
+/* Page buffers: frames and pre-images draw from one pool of 16 KiB
+ * buffers in mmap'd slabs (page-aligned, no allocator overhead), so memory
+ * is reused instead of fragmenting the heap.  Resident memory is bounded
+ * by frames + pre-images + resident spares <= the bound + PRE_SLACK +
+ * POOL_SLACK: a buffer returned beyond that is given back to the kernel
+ * with MADV_DONTNEED (it stays in the pool; touching it again faults in a
+ * zero page).  A transaction's pre-images, returned at its end, stay
+ * resident as spares for the next one: no fault storm per transaction, and
+ * no more memory than the transaction itself held. */
 static int pool_push(ut_pager *p, uint8_t *b)
 {
 	if (p->npool == p->cappool) {
@@ -173,7 +177,8 @@ static void buf_put(ut_pager *p, uint8_t *b)
 {
 	if (pool_push(p, b))
 		return; /* leaks one buffer into its slab until close */
-	if (p->nframes + pre_charged(p) + p->nresident < p->maxframes + POOL_SLACK) {
+	if (p->nframes + p->preout + p->nresident <
+	    p->maxframes + PRE_SLACK + POOL_SLACK) {
 		p->nresident++;
 	} else {
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
@@ -255,19 +260,29 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 		if (l > maxlsn)
 			maxlsn = l;
 	}
-	/* WAL rule: the log must be durable up to every page's LSN first. */
+	/* WAL rule: the log must be durable up to every page's LSN first;
+	 * for a lazy write, written to the OS is enough (sync=0). */
 	if (p->hooks.log_flush_to && !p->recovering && maxlsn > p->durable_lsn) {
-		rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
-		if (rc)
-			return rc;
-		p->durable_lsn = maxlsn;
+		if ((flags & UT_FLUSH_LAZY) && p->hooks.log_write_to) {
+			if (maxlsn > p->written_lsn) {
+				rc = p->hooks.log_write_to(p->hooks.ctx, maxlsn);
+				if (rc)
+					return rc;
+				p->written_lsn = maxlsn;
+			}
+		} else {
+			rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
+			if (rc)
+				return rc;
+			p->durable_lsn = maxlsn;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		ut_page_seal(fs[i]->pg.data);
 		p->fpages[i].pgno = fs[i]->pg.pgno;
 		p->fpages[i].buf = fs[i]->pg.data;
 	}
-	rc = p->fl->ops->write_pages(p->fl, p->file, p->fpages, n, flags);
+	rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
 	if (rc) {
 		p->fatal = UT_EFATAL;
 		return rc;
@@ -375,7 +390,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 		}
 	}
 	if (nb) {
-		rc = flush_frames(p, batch, nb, 0);
+		rc = flush_frames(p, batch, nb, p->lazy ? UT_FLUSH_LAZY : 0);
 		if (rc)
 			return rc;
 		if (!victim) {
@@ -881,7 +896,13 @@ int ut_pager_poisoned(ut_pager *p)
 	return __atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE);
 }
 int ut_pager_created(ut_pager *p) { return p->created; }
-ut_file *ut_pager_file(ut_pager *p) { return p->file; }
+ut_file *ut_pager_file(ut_pager *p) { return p->wfile; }
+const char *ut_pager_direct_note(ut_pager *p)
+{
+	if (p->wfile != p->file)
+		return "sync=0: page writes go through the OS page cache";
+	return ut_file_direct_note(p->file);
+}
 ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }
 const char *ut_pager_protect_reason(ut_pager *p) { return p->fl->reason; }
 
@@ -1205,6 +1226,11 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		if (rc)
 			goto fail;
 	}
+	/* sync=0 (lazy) evictions go through the OS page cache, so pages
+	 * evicted and read again stay cached; atomic writes need O_DIRECT. */
+	p->lazy = cfg->lazy;
+	p->wfile = p->lazy && ut_pager_protect(p) != UT_PROTECT_ATOMIC ? p->rfile
+									 : p->file;
 	/* Recovery may have rewritten (and extended) the file. */
 	if ((rc = ut_file_size(p->file, &size)))
 		goto fail;

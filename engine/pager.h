@@ -120,6 +120,10 @@ typedef struct ut_log_hooks {
 	/* Make the log durable up to lsn; called before any page with a
 	 * larger LSN than the durable LSN reaches the data file. */
 	int (*log_flush_to)(void *ctx, uint64_t lsn);
+	/* Hand the log to the OS up to lsn, no sync: called instead of
+	 * log_flush_to before a lazy (sync=0) eviction write.  NULL: use
+	 * log_flush_to. */
+	int (*log_write_to)(void *ctx, uint64_t lsn);
 	/* Every change up to redo_lsn is durable in the data file and
 	 * redo_lsn is durably recorded in the header: the log may reclaim
 	 * space.  NULL = nothing to do. */
@@ -141,6 +145,10 @@ typedef struct ut_pager_config {
 	size_t cache_bytes;
 	int protect; /* enum ut_protect */
 	int create;
+	/* sync=0: evictions write pages with UT_FLUSH_LAZY (no sync, no
+	 * protection copy) through the OS page cache, after the log is
+	 * written (not synced) up to them.  Checkpoints stay DURABLE. */
+	int lazy;
 	const ut_log_hooks *hooks; /* NULL: no log */
 } ut_pager_config;
 
@@ -205,10 +213,12 @@ void ut_pager_set_lsn(ut_pager *p, uint64_t lsn);
 /* The header's redo start, and the largest LSN it vouches for. */
 uint64_t ut_pager_redo_lsn(ut_pager *p);
 uint64_t ut_pager_header_max_lsn(ut_pager *p);
-/* The direct (write) handle and the buffered (read) handle; the same
- * handle when O_DIRECT was refused. */
+/* The page-write handle (direct where allowed; the buffered handle for
+ * lazy non-atomic pagers) and the buffered (read) handle; the same handle
+ * when O_DIRECT was refused.  Why page writes are not direct, or NULL. */
 ut_file *ut_pager_file(ut_pager *p);
 ut_file *ut_pager_read_file(ut_pager *p);
+const char *ut_pager_direct_note(ut_pager *p);
 /* Why the flush strategy in use was chosen (static text of the handle). */
 const char *ut_pager_protect_reason(ut_pager *p);
 

@@ -39,13 +39,22 @@
  * Durability: a commit appends the transaction's page changes (byte-range
  * deltas) to the write-ahead log; with sync=1 ut_commit returns once the log
  * is durable up to the commit (fdatasync shared by concurrent committers:
- * group commit); with sync=0 the log is written and synced at least once a
- * second (by a committing thread), when its buffer passes 4 MiB, at
- * checkpoints and at close, and a crash may lose the most recent commits
- * (never part of one).  Commits write no data pages: checkpoints
- * and cache eviction write them through the protection mode, after the log
- * covering them is durable.  A checkpoint runs automatically when the log
- * since the last one passes 64 MiB or dirty pages pass half the cache.
+ * group commit).  Commits write no data pages: checkpoints and cache
+ * eviction write them through the protection mode, after the log covering
+ * them is durable.  A checkpoint runs automatically when the log since the
+ * last one passes 64 MiB or (sync=1) dirty pages pass half the cache.
+ *
+ * sync=0 is SQLite's synchronous=OFF: nothing waits for the disk.  The log
+ * is handed to the OS when its buffer passes 4 MiB and before any page it
+ * covers is written, and synced about once a second (by a committing
+ * thread); evicted pages are written through the OS page cache (in atomic
+ * mode still O_DIRECT + RWF_ATOMIC) with no sync and no double-write copy.
+ * A crash of the process loses nothing committed.  A power failure or OS
+ * crash may lose recent commits and, for pages evicted since the last
+ * checkpoint, may leave torn pages or pages ahead of the log: torn pages
+ * are caught by their checksums and reported (UT_ECORRUPT), never served.
+ * ut_checkpoint and ut_close make everything durable with full protection.
+ *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log
  * from the header's checkpoint, then a checkpoint.  After a crash every
  * transaction whose sync=1 commit returned is there, no uncommitted one
@@ -122,7 +131,7 @@ typedef struct ut_options {
 	size_t cache_bytes;    /* buffer pool bound; default 64 MiB, minimum a few pages */
 	enum ut_protect protect;
 	int create;            /* create the database if missing (default 1) */
-	int sync;              /* 1: commit returns once durable (default); 0: at next sync */
+	int sync;              /* 1: commit durable on return (default); 0: "OFF" above */
 } ut_options;
 
 typedef struct ut_stats {

@@ -47,7 +47,8 @@ struct ut_wal {
 	int ready;      /* recovered (or new): appends allowed */
 	int flushing;   /* a leader is writing/syncing */
 	int failed;     /* 0 or the code that failed the handle */
-	uint64_t next_lsn, durable_lsn, ckpt_lsn, next_txn_id;
+	/* written_lsn: handed to the OS (ut_wal_write_to); durable_lsn: synced */
+	uint64_t next_lsn, written_lsn, durable_lsn, ckpt_lsn, next_txn_id;
 	walbuf active, spare;
 
 	ut_wal_stats st;
@@ -195,7 +196,8 @@ static int create_log(ut_wal *w)
 		rc = w->vfs->sync_dir(w->vfs, w->path);
 	if (rc == UT_OK) {
 		w->ready = 1;
-		w->next_lsn = w->durable_lsn = w->ckpt_lsn = w->start_lsn;
+		w->next_lsn = w->written_lsn = w->durable_lsn = w->ckpt_lsn =
+			w->start_lsn;
 		w->active.lsn = w->start_lsn;
 		w->next_txn_id = 1;
 	}
@@ -450,13 +452,15 @@ static int write_sync(ut_wal *w, const walbuf *b, uint64_t start_lsn)
 	return rc;
 }
 
-/* Leader: take the active buffer, write it, sync.  Mutex held on entry and
- * on return, released during I/O. */
-static int lead_flush(ut_wal *w)
+/* Leader: take the active buffer and write it; with sync, also fdatasync
+ * (which covers bytes an earlier unsynced write handed to the OS).  Mutex
+ * held on entry and on return, released during I/O. */
+static int lead_flush(ut_wal *w, int sync)
 {
 	walbuf take = w->active;
 	uint64_t start = w->start_lsn, end = take.lsn + take.len;
-	int rc;
+	uint64_t floor = w->durable_lsn;
+	int rc = UT_OK;
 
 	w->active = w->spare;
 	w->active.len = 0;
@@ -464,20 +468,26 @@ static int lead_flush(ut_wal *w)
 	w->flushing = 1;
 	pthread_mutex_unlock(&w->mu);
 
-	rc = write_sync(w, &take, start);
+	if (take.len)
+		rc = ut_file_write(w->f, take.p, take.len,
+				   UT_WAL_DATA_OFF + (take.lsn - start), 0);
+	if (rc == UT_OK && sync)
+		rc = ut_file_sync(w->f);
 	if (rc != UT_OK) {
 		/* Best effort: drop what may have landed, so an unacknowledged
 		 * commit does not come back after reopen. */
-		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
+		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (floor - start)) == UT_OK)
 			(void)ut_file_sync(w->f);
 	}
 
 	pthread_mutex_lock(&w->mu);
 	w->flushing = 0;
-	w->st.writes++;
-	w->st.syncs++;
+	w->st.writes += take.len != 0;
+	w->st.syncs += sync;
 	if (rc == UT_OK) {
-		w->durable_lsn = end;
+		w->written_lsn = end;
+		if (sync)
+			w->durable_lsn = end;
 	} else {
 		w->failed = rc;
 	}
@@ -487,7 +497,9 @@ static int lead_flush(ut_wal *w)
 	return rc;
 }
 
-int ut_wal_flush_to(ut_wal *w, uint64_t lsn)
+/* Wait until *mark (written_lsn or durable_lsn) reaches lsn, leading
+ * flushes as needed. */
+static int flush_until(ut_wal *w, const uint64_t *mark, uint64_t lsn, int sync)
 {
 	int rc = UT_OK;
 
@@ -496,7 +508,7 @@ int ut_wal_flush_to(ut_wal *w, uint64_t lsn)
 	pthread_mutex_lock(&w->mu);
 	if (lsn > w->next_lsn)
 		lsn = w->next_lsn;
-	while (w->durable_lsn < lsn) {
+	while (*mark < lsn) {
 		if (w->failed) {
 			rc = w->failed;
 			ut_set_errdetail("%s: log write failed (%s); commit not durable",
@@ -507,10 +519,20 @@ int ut_wal_flush_to(ut_wal *w, uint64_t lsn)
 			pthread_cond_wait(&w->cv, &w->mu);
 			continue;
 		}
-		lead_flush(w);
+		lead_flush(w, sync);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return rc;
+}
+
+int ut_wal_flush_to(ut_wal *w, uint64_t lsn)
+{
+	return flush_until(w, w ? &w->durable_lsn : NULL, lsn, 1);
+}
+
+int ut_wal_write_to(ut_wal *w, uint64_t lsn)
+{
+	return flush_until(w, w ? &w->written_lsn : NULL, lsn, 0);
 }
 
 uint64_t ut_wal_durable_lsn(ut_wal *w)
@@ -539,6 +561,7 @@ void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st)
 	*st = w->st;
 	st->next_lsn = w->next_lsn;
 	st->durable_lsn = w->durable_lsn;
+	st->written_lsn = w->written_lsn;
 	st->bytes_since_checkpoint = w->next_lsn - w->ckpt_lsn;
 	st->log_bytes = w->next_lsn - w->start_lsn;
 	st->epoch = w->epoch;
@@ -825,7 +848,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 						      UT_WAL_DATA_OFF));
 		goto out;
 	}
-	w->next_lsn = w->durable_lsn = txn_start;
+	w->next_lsn = w->written_lsn = w->durable_lsn = txn_start;
 	w->active.len = 0;
 	w->active.lsn = txn_start;
 	if (w->ckpt_lsn < from_lsn)
@@ -946,6 +969,7 @@ int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn)
 			goto out;
 		}
 		w->durable_lsn = w->active.lsn + w->active.len;
+		w->written_lsn = w->durable_lsn;
 		w->active.lsn = w->durable_lsn;
 		w->active.len = 0;
 		pthread_cond_broadcast(&w->cv);

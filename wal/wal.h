@@ -23,7 +23,8 @@
  *
  *  - ut_wal_append_txn only buffers; nothing is durable until
  *    ut_wal_flush_to(lsn) returns UT_OK, which makes every byte below lsn
- *    durable (write + fdatasync).  Concurrent flush_to calls share one
+ *    durable (write + fdatasync; ut_wal_write_to only writes).  Concurrent
+ *    flush_to calls share one
  *    fdatasync (group commit, leader/follower): the engine appends under its
  *    writer lock, releases it, then calls flush_to outside it.  All calls are
  *    thread-safe (one internal mutex); I/O is done without the mutex held,
@@ -169,6 +170,7 @@ typedef struct ut_wal_stats {
 	uint64_t log_bytes;        /* next LSN - start LSN of the current epoch */
 	uint64_t next_lsn;
 	uint64_t durable_lsn;
+	uint64_t written_lsn;      /* handed to the OS, maybe not synced */
 	uint64_t epoch;
 } ut_wal_stats;
 
@@ -191,6 +193,10 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
 
 /* Make everything below lsn durable (lsn beyond the end = everything). */
 int ut_wal_flush_to(ut_wal *w, uint64_t lsn);
+/* Hand everything below lsn to the OS (write, no fdatasync): enough for a
+ * process crash, not for a power failure.  sync=0 databases write data
+ * pages after this instead of ut_wal_flush_to.  Failure as for flush_to. */
+int ut_wal_write_to(ut_wal *w, uint64_t lsn);
 
 uint64_t ut_wal_durable_lsn(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
