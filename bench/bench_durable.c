@@ -66,6 +66,7 @@
 
 #include <sqlite3.h>
 
+#include "child.h"
 #include "untorn.h"
 #include "db.h"  /* ut_db_set_checkpoint_bytes (preload), ut_db_wal */
 #include "wal.h" /* ut_wal_stats_get: log syncs apart from page-flush syncs */
@@ -782,42 +783,28 @@ static int run_job(const struct cfg *c, const struct job *j, const char *path,
 	return run_untorn(c, path, j->prot, r);
 }
 
+struct child_job {
+	const struct cfg *c;
+	const struct job *j;
+	const char *path;
+};
+
+static int child_main(void *arg, void *res)
+{
+	const struct child_job *cj = arg;
+	struct result *r = res;
+
+	r->ok = run_job(cj->c, cj->j, cj->path, r) == 0;
+	return r->ok ? 0 : -1;
+}
+
 static int run_child(const struct cfg *c, const struct job *j, const char *path,
 		     struct result *r)
 {
-	int p[2], st;
-	pid_t pid;
-	ssize_t got;
+	struct child_job cj = { c, j, path };
 
-	memset(r, 0, sizeof(*r));
-	if (pipe(p))
-		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct result mine;
-
-		close(p[0]);
-		memset(&mine, 0, sizeof(mine));
-		mine.ok = run_job(c, j, path, &mine) == 0;
-		if (write(p[1], &mine, sizeof(mine)) != (ssize_t)sizeof(mine))
-			_exit(2);
-		_exit(0);
-	}
-	close(p[1]);
-	got = read(p[0], r, sizeof(*r));
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	if (got != (ssize_t)sizeof(*r)) {
-		memset(r, 0, sizeof(*r));
-		snprintf(r->note, sizeof(r->note), "child died (%s %d)",
-			 WIFSIGNALED(st) ? "signal" : "status",
-			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-		return -1;
-	}
-	return r->ok ? 0 : -1;
+	return bench_run_child(child_main, &cj, r, sizeof(*r), r->note,
+			       sizeof(r->note));
 }
 
 /* ------------------------------------------------------------ output */

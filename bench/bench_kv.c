@@ -38,6 +38,7 @@
 
 #include <sqlite3.h>
 
+#include "child.h"
 #include "untorn.h"
 
 #define KEY_LEN 16
@@ -743,41 +744,26 @@ static const struct engine engines[] = {
 #define NENG (sizeof(engines) / sizeof(engines[0]))
 
 /* Run one engine in a child; its result comes back through a pipe. */
+struct child_job {
+	const struct engine *e;
+	const struct cfg *c;
+};
+
+static int child_main(void *arg, void *res)
+{
+	const struct child_job *j = arg;
+	struct result *r = res;
+
+	r->ok = j->e->run(j->c, r) == 0;
+	return r->ok ? 0 : -1;
+}
+
 static int run_child(const struct engine *e, const struct cfg *c, struct result *r)
 {
-	int p[2], st;
-	pid_t pid;
-	ssize_t got;
+	struct child_job j = { e, c };
 
-	memset(r, 0, sizeof(*r));
-	if (pipe(p))
-		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct result mine;
-
-		close(p[0]);
-		memset(&mine, 0, sizeof(mine));
-		mine.ok = e->run(c, &mine) == 0;
-		if (write(p[1], &mine, sizeof(mine)) != (ssize_t)sizeof(mine))
-			_exit(2);
-		_exit(0);
-	}
-	close(p[1]);
-	got = read(p[0], r, sizeof(*r));
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	if (got != (ssize_t)sizeof(*r)) {
-		memset(r, 0, sizeof(*r));
-		snprintf(r->note, sizeof(r->note), "child died (%s %d)",
-			 WIFSIGNALED(st) ? "signal" : "status",
-			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-		return -1;
-	}
-	return r->ok ? 0 : -1;
+	return bench_run_child(child_main, &j, r, sizeof(*r), r->note,
+			       sizeof(r->note));
 }
 
 static void usage(FILE *f)

@@ -26,7 +26,8 @@ const char *ut_db_protect_reason(ut_db *db);
 const char *ut_db_direct_note(ut_db *db);
 
 /* Automatic checkpoint threshold in log bytes since the last checkpoint
- * (0: the default, 64 MiB), and how many automatic checkpoints ran. */
+ * (0: the default, 64 MiB; 256 MiB with sync=0), and how many automatic
+ * checkpoints ran. */
 void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes);
 uint64_t ut_db_auto_checkpoints(ut_db *db);
 

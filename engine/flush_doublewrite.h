@@ -36,7 +36,7 @@
 #include "ut_io.h"
 
 #define UT_DW_SUFFIX "-dw"
-#define UT_DW_SLOTS 64u
+#define UT_DW_SLOTS 256u
 #define UT_DW_HDR 4096u
 #define UT_DW_SLOT_BYTES (UT_DW_HDR + UT_PAGE_SIZE)
 #define UT_DW_MAGIC 0x31544c5357445455ull /* "UTDWSLT1" little-endian */

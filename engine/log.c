@@ -45,8 +45,11 @@ static inline uint64_t word_xor(const uint8_t *a, const uint8_t *b)
 static uint32_t skip_equal(const uint8_t *pre, const uint8_t *post,
 			   uint32_t i, uint32_t to)
 {
-	while (i + 32 <= to && !memcmp(pre + i, post + i, 32))
-		i += 32;
+	/* most of a page is unchanged: let libc's vector memcmp skip it */
+	while (i + 512 <= to && !memcmp(pre + i, post + i, 512))
+		i += 512;
+	while (i + 64 <= to && !memcmp(pre + i, post + i, 64))
+		i += 64;
 	while (i + 8 <= to && !word_xor(pre + i, post + i))
 		i += 8;
 	while (i < to && pre[i] == post[i])
@@ -100,6 +103,14 @@ static int diff_range(ut_log *lg, size_t *n, uint32_t pgno, const uint8_t *pre,
 	return UT_OK;
 }
 
+/* A log write or sync failure fails the handle for good (wal.h). */
+static int failed_if(ut_log *lg, int rc)
+{
+	if (rc)
+		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
+	return rc;
+}
+
 static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 		       int sync, uint64_t *lsn)
 {
@@ -122,31 +133,23 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 			return rc;
 	}
 	rc = ut_wal_append_txn(lg->wal, lg->d, n, lsn);
-	if (rc) {
-		if (rc == UT_EFATAL)
-			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
-		return rc;
-	}
-	/* Bound the append buffer (sync=0 commits do not flush): hand it
-	 * to the OS, which is what sync=0 promises. */
+	if (rc)
+		return rc == UT_EFATAL ? failed_if(lg, rc) : rc;
+	/* Bound the append buffer while committers queue up for a flush. */
 	ut_wal_stats_get(lg->wal, &st);
-	if (st.next_lsn - st.written_lsn > UT_LOG_BUF_MAX) {
-		rc = ut_wal_write_to(lg->wal, st.next_lsn);
-		if (rc) {
-			__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
-			return rc;
-		}
-	}
+	if (st.next_lsn - st.written_lsn > UT_LOG_BUF_MAX)
+		return failed_if(lg, ut_wal_write_to(lg->wal, st.next_lsn));
 	return UT_OK;
 }
 
 int ut_log_flush_to(ut_log *lg, uint64_t lsn)
 {
-	int rc = ut_wal_flush_to(lg->wal, lsn);
+	return failed_if(lg, ut_wal_flush_to(lg->wal, lsn));
+}
 
-	if (rc)
-		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
-	return rc;
+int ut_log_write_to(ut_log *lg, uint64_t lsn)
+{
+	return failed_if(lg, ut_wal_write_to(lg->wal, lsn));
 }
 
 static int hook_flush_to(void *ctx, uint64_t lsn)
@@ -156,12 +159,7 @@ static int hook_flush_to(void *ctx, uint64_t lsn)
 
 static int hook_write_to(void *ctx, uint64_t lsn)
 {
-	ut_log *lg = ctx;
-	int rc = ut_wal_write_to(lg->wal, lsn);
-
-	if (rc)
-		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
-	return rc;
+	return ut_log_write_to(ctx, lsn);
 }
 
 static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
@@ -169,9 +167,7 @@ static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
 	ut_log *lg = ctx;
 	int rc = ut_wal_checkpoint_done(lg->wal, redo_lsn);
 
-	if (rc && rc != UT_EINVAL)
-		__atomic_store_n(&lg->failed, rc, __ATOMIC_RELEASE);
-	return rc;
+	return rc == UT_EINVAL ? rc : failed_if(lg, rc);
 }
 
 int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,

@@ -10,10 +10,10 @@
  * stamped when the page is sealed; ranges closer than UT_LOG_MERGE_GAP
  * bytes are merged so records stay compact.
  *
- * Appends never sync (group commit: the engine calls ut_log_flush_to after
- * releasing its writer lock).  When more than UT_LOG_BUF_MAX bytes are
- * buffered the append path writes them out, so the buffer stays bounded
- * with sync=0.
+ * Appends never sync (group commit: the engine calls ut_log_flush_to, or
+ * for sync=0 ut_log_write_to, after releasing its writer lock).  When more
+ * than UT_LOG_BUF_MAX bytes are buffered the append path writes them out,
+ * so the buffer stays bounded while committers queue for a flush.
  */
 #ifndef UT_LOG_H
 #define UT_LOG_H
@@ -24,7 +24,7 @@
 #include "wal.h"
 
 #define UT_LOG_MERGE_GAP 16u
-#define UT_LOG_BUF_MAX (4u << 20)
+#define UT_LOG_BUF_MAX (1u << 20)
 
 typedef struct ut_log ut_log;
 
@@ -39,6 +39,8 @@ int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
 /* The hooks for ut_pager_config.hooks (ctx = lg). */
 const ut_log_hooks *ut_log_hooks_of(ut_log *lg);
 int ut_log_flush_to(ut_log *lg, uint64_t lsn);
+/* Hand the log to the OS up to lsn, no sync (sync=0 commits). */
+int ut_log_write_to(ut_log *lg, uint64_t lsn);
 /* A write or sync of the log failed: the engine must refuse writes. */
 int ut_log_failed(ut_log *lg);
 ut_wal *ut_log_wal(ut_log *lg);

@@ -42,17 +42,19 @@
  * group commit).  Commits write no data pages: checkpoints and cache
  * eviction write them through the protection mode, after the log covering
  * them is durable.  A checkpoint runs automatically when the log since the
- * last one passes 64 MiB or (sync=1) dirty pages pass half the cache.
+ * last one passes 64 MiB (256 MiB with sync=0) or (sync=1) dirty pages pass
+ * half the cache.
  *
- * sync=0 is SQLite's synchronous=OFF: nothing waits for the disk.  The log
- * is handed to the OS when its buffer passes 4 MiB and before any page it
- * covers is written, and synced about once a second (by a committing
- * thread); evicted pages are written through the OS page cache (in atomic
- * mode still O_DIRECT + RWF_ATOMIC) with no sync and no double-write copy.
- * A crash of the process loses nothing committed.  A power failure or OS
- * crash may lose recent commits and, for pages evicted since the last
- * checkpoint, may leave torn pages or pages ahead of the log: torn pages
- * are caught by their checksums and reported (UT_ECORRUPT), never served.
+ * sync=0 is like SQLite's synchronous=OFF: commits and evictions do not wait
+ * for the disk (checkpoints still do).  The log is handed to the OS when its
+ * buffer passes 1 MiB and before any page it covers is written, and synced
+ * about once a second (by a committing thread); evicted pages are written
+ * through the OS page cache (in atomic mode still O_DIRECT + RWF_ATOMIC)
+ * with no sync and no double-write copy. A crash of the process loses
+ * nothing committed.  A power failure or OS crash may lose recent commits
+ * and, for pages evicted since the last checkpoint, may leave torn pages or
+ * pages ahead of the log: torn pages are caught by their checksums and
+ * reported (UT_ECORRUPT), never served.
  * ut_checkpoint and ut_close make everything durable with full protection.
  *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log

@@ -9,10 +9,13 @@
  *    refusal (EOPNOTSUPP, EINVAL) is returned as UT_ENOTSUP/UT_EINVAL with a
  *    detail naming file, offset, length and errno; it is never retried
  *    without the flag.
- *  - write_batch: io_uring (liburing), one ring per file, created on first
- *    use under the file's mutex (threads may share a file).  If the ring
- *    cannot be created (ENOSYS/EPERM in a sandbox, UT_IO_NO_URING=1), a
- *    pwrite loop does the same job; ut_file_uses_uring() tells which.
+ *  - write_batch: on an O_DIRECT file, io_uring (liburing), one ring per
+ *    file, created on first use under the file's mutex (threads may share a
+ *    file).  If the ring cannot be created (ENOSYS/EPERM in a sandbox,
+ *    UT_IO_NO_URING=1), a pwrite loop does the same job;
+ *    ut_file_uses_uring() tells which.  Buffered files always use the
+ *    loop: io_uring punts buffered writes to one io-wq worker per inode,
+ *    which only adds a thread hop to a memory copy.
  *  - lock: flock(LOCK_EX|LOCK_NB).  flock() locks belong to the open file
  *    description, so a second open in the same process conflicts too.
  */
@@ -163,7 +166,7 @@ static int uring_ready(struct posix_file *pf)
 	if (pf->uring_state == URING_UNKNOWN) {
 		const char *no = getenv("UT_IO_NO_URING");
 
-		if (no && *no && strcmp(no, "0") != 0)
+		if (!pf->base.direct || (no && *no && strcmp(no, "0") != 0))
 			pf->uring_state = URING_OFF;
 		else if (io_uring_queue_init(RING_DEPTH, &pf->ring, 0) == 0)
 			pf->uring_state = URING_ON;

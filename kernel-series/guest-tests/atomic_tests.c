@@ -31,7 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "atomic_compat.h"
+#include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
 
 #define KiB 1024
 
@@ -111,11 +111,11 @@ static const char *errname(int e)
 
 /* ------------------------------------------------------------------ helpers */
 
-static int do_statx(const char *path, struct untorn_statx *stx)
+static int do_statx(const char *path, struct ut_statx *stx)
 {
 	memset(stx, 0, sizeof(*stx));
-	return (int)syscall(SYS_statx, AT_FDCWD, path, 0,
-			    UNTORN_STATX_BASIC_STATS | UNTORN_STATX_WRITE_ATOMIC, stx);
+	return ut_statx_call(AT_FDCWD, path, 0,
+			     STATX_BASIC_STATS | STATX_WRITE_ATOMIC, stx);
 }
 
 static long long read_sysfs_ll(const char *fmt, const char *dev)
@@ -293,7 +293,7 @@ static void dev_limits(const char *tag, const char *dev, int is_nvme,
 		       long long *umin, long long *umax)
 {
 	char name[128], node[128], got[96], want[96];
-	struct untorn_statx stx;
+	struct ut_statx stx;
 	long long smin, smax, amax, bnd;
 	int have;
 
@@ -325,7 +325,7 @@ static void dev_limits(const char *tag, const char *dev, int is_nvme,
 		check(name, errname(errno), "agree");
 		return;
 	}
-	have = !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC);
+	have = !!(stx.stx_mask & STATX_WRITE_ATOMIC);
 	if ((have && stx.stx_atomic_write_unit_min == smin &&
 	     stx.stx_atomic_write_unit_max == smax) || (!have && smax == 0))
 		snprintf(got, sizeof(got), "agree");
@@ -405,7 +405,7 @@ static int open_test_file(const char *mnt, const char *fname, int flags, char *p
 static void fs_statx_checks(const char *tag, const char *path, int supported, unsigned unit)
 {
 	char name[128], got[32];
-	struct untorn_statx stx;
+	struct ut_statx stx;
 
 	snprintf(name, sizeof(name), "fs.%s.statx", tag);
 	if (do_statx(path, &stx)) {
@@ -413,14 +413,14 @@ static void fs_statx_checks(const char *tag, const char *path, int supported, un
 		return;
 	}
 	info(name, "mask=%d,attr=%d,amask=%d,min=%u,max=%u,seg=%u,bs=%u",
-	     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
-	     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
-	     !!(stx.stx_attributes_mask & UNTORN_STATX_ATTR_WRITE_ATOMIC),
+	     !!(stx.stx_mask & STATX_WRITE_ATOMIC),
+	     !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC),
+	     !!(stx.stx_attributes_mask & STATX_ATTR_WRITE_ATOMIC),
 	     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
 	     stx.stx_atomic_write_segments_max, stx.stx_blksize);
 
 	snprintf(name, sizeof(name), "fs.%s.statx_attr_write_atomic", tag);
-	snprintf(got, sizeof(got), "%d", !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC));
+	snprintf(got, sizeof(got), "%d", !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC));
 	check(name, got, supported ? "1" : "0");
 	snprintf(name, sizeof(name), "fs.%s.statx_unit_min", tag);
 	checku(name, stx.stx_atomic_write_unit_min, supported ? unit : 0);
@@ -519,7 +519,7 @@ static void fs4k_checks(const char *tag, const char *mnt)
 static void xfsrt_checks(const char *mnt)
 {
 	char path[256];
-	struct untorn_statx stx;
+	struct ut_statx stx;
 	int fd;
 
 	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
@@ -532,8 +532,8 @@ static void xfsrt_checks(const char *mnt)
 	if (do_statx(path, &stx) == 0)
 		info("fs.xfsrt.statx",
 		     "mask=%d,attr=%d,min=%u,max=%u,seg=%u,bs=%u",
-		     !!(stx.stx_mask & UNTORN_STATX_WRITE_ATOMIC),
-		     !!(stx.stx_attributes & UNTORN_STATX_ATTR_WRITE_ATOMIC),
+		     !!(stx.stx_mask & STATX_WRITE_ATOMIC),
+		     !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC),
 		     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
 		     stx.stx_atomic_write_segments_max, stx.stx_blksize);
 	info("fs.xfsrt.atomic4k", "%s", xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0x51, 1));
