@@ -15,7 +15,6 @@
 #                 name without .img (default: ${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks
 #                 if it exists; -d none = no disks)
 #   -D NAME=IMG   attach one image as NVMe with serial NAME (repeatable)
-#   -s DIR        share host DIR into the guest over 9p (guest: /host)
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
 #   -m MEM        guest RAM (default 1536M)      -c N  vCPUs (default 2)
 #   -P PIDFILE    write QEMU's pid here (for a crash harness that kills it)
@@ -39,7 +38,6 @@ script=""
 kargs=()
 disk_dir=""
 disks=()
-share=""
 timeout_s=${BOOT_TIMEOUT:-300}
 mem=${VM_MEM:-1536M}
 cpus=${VM_CPUS:-2}
@@ -47,7 +45,7 @@ pidfile=""
 rundir=""
 
 usage() { sed -n '2,35p' "$0" >&2; exit 2; }
-while getopts "k:i:f:a:d:D:s:t:m:c:P:o:h" opt; do
+while getopts "k:i:f:a:d:D:t:m:c:P:o:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
@@ -55,7 +53,6 @@ while getopts "k:i:f:a:d:D:s:t:m:c:P:o:h" opt; do
 	a) kargs+=("$OPTARG") ;;
 	d) disk_dir=$OPTARG ;;
 	D) disks+=("$OPTARG") ;;
-	s) share=$OPTARG ;;
 	t) timeout_s=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
@@ -117,8 +114,6 @@ for d in "${disks[@]}"; do
 	n=$((n + 1))
 done
 
-qshare=()
-[ -n "$share" ] && qshare=(-virtfs "local,path=$share,mount_tag=host,security_model=none,id=host0")
 # QEMU always writes a pidfile (ours, or the caller's -P one).
 [ -n "$pidfile" ] || pidfile=$rundir/qemu.pid
 rm -f "$pidfile"
@@ -137,7 +132,7 @@ start=$(date +%s.%N)
 	-device virtio-serial-pci,id=vser0 \
 	-chardev "file,id=untornout,path=$out,append=on" \
 	-device virtconsole,chardev=untornout,name=untorn.out \
-	"${qdisk[@]}" "${qshare[@]}" "${qpid[@]}" \
+	"${qdisk[@]}" "${qpid[@]}" \
 	</dev/null >"$rundir/qemu.stderr" 2>&1; echo $? >"$rundir/qemu.rc"; } 2>/dev/null &
 tpid=$!
 trap '[ -s "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null' INT TERM HUP

@@ -12,8 +12,7 @@
 #               so the guest can run them.
 #
 # The guest /init (see INIT below):
-#   mounts proc, sysfs, devtmpfs (+ tmpfs /tmp, 9p share "host" at /host if
-#   QEMU offers one), picks the output channel (/dev/hvc0 = QEMU virtconsole,
+#   mounts proc, sysfs, devtmpfs (+ tmpfs /tmp), picks the output channel (/dev/hvc0 = QEMU virtconsole,
 #   a tty so stdio in the guest is line buffered, set raw), runs /untorn/cmd,
 #   or the command from "untorn.cmd=PATH" on the kernel command line, with
 #   stdout+stderr on the channel, then writes "@@UNTORN-EXIT <status>" and
@@ -45,7 +44,7 @@ file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
 
 stage=$(mktemp -d /tmp/untorn-initramfs.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,mnt,host,untorn,etc,lib,lib64,root}
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,mnt,untorn,etc,lib,lib64,root}
 cp "$BUSYBOX" "$stage/bin/busybox"
 # Static symlinks for every applet (so /init needs no --install at boot).
 for a in $("$BUSYBOX" --list-full); do
@@ -102,13 +101,6 @@ while [ ! -c /dev/hvc0 ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -c /dev/hvc0 ]; then
 	OUT=/dev/hvc0
 	stty -F /dev/hvc0 raw -echo 2>/dev/null
-fi
-
-# 9p share from the host (boot.sh -s DIR) -> /host
-if grep -qs '^host$' /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null ||
-   cat /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null | tr '\0' '\n' | grep -q '^host$'; then
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /host 2>/dev/null ||
-		echo "init: 9p mount of host share failed" >$OUT
 fi
 
 cmd=""
