@@ -201,7 +201,7 @@ static int verify(const char *path, const ut_options *o, uint64_t acked)
 	ut_db *db;
 	ut_stats st;
 	uint64_t rows;
-	int rc, err = 0, ok;
+	int rc, err = 0, ok, landed = 0;
 
 	if ((rc = ut_open(path, o, &db)))
 		return fail("open (recovery)", rc);
@@ -213,19 +213,22 @@ static int verify(const char *path, const ut_options *o, uint64_t acked)
 	if (!ok && !err) {
 		oracle_apply(s, acked + 1, acked + 1, ops);
 		ok = matches(db, s, &rows, &err);
-		if (ok)
+		if (ok) {
+			landed = 1;
 			printf("verify: in-flight transaction %" PRIu64 " landed\n",
 			       acked + 1);
+		}
 	}
 	if (err)
 		return fail("scan", err);
 	rc = ut_check(db, stderr, NULL);
 	ut_stats_get(db, &st);
-	printf("verify: mode %s, %" PRIu64 " acknowledged, %" PRIu64
-	       " rows %s, check %s, torn pages repaired %" PRIu64
-	       ", corrupt pages %" PRIu64 "\n",
-	       ut_protect_name(st.protect), acked, rows,
-	       ok ? "match the SQLite oracle" : "DIFFER from the SQLite oracle",
+	printf("verify: mode %s, %" PRIu64 " commits acknowledged before the "
+	       "kill; recovered database %s the SQLite oracle after commit %"
+	       PRIu64 " (%" PRIu64 " rows); check %s; torn pages repaired %"
+	       PRIu64 ", corrupt pages %" PRIu64 "\n",
+	       ut_protect_name(st.protect), acked,
+	       ok ? "equals" : "DIFFERS from", acked + landed, rows,
 	       rc ? "FAILED" : "clean", st.torn_repaired, st.corrupt_pages);
 	sqlite3_close(s);
 	free(ops);
