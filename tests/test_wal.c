@@ -795,7 +795,10 @@ static void test_checkpoint_reclaim(void **state)
 	assert_int_equal(ut_wal_checkpoint_done(w, after), UT_OK);
 	ut_wal_stats_get(w, &st);
 	assert_int_equal(st.log_bytes, 0);
+	assert_true(file_size(path) > UT_WAL_DATA_OFF);
 	ut_wal_close(w);
+	/* nothing live: close gave the stale epochs' space back */
+	assert_int_equal(file_size(path), UT_WAL_DATA_OFF);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
 	lsnlog l2 = { .min_lsn = after };
 	assert_int_equal(ut_wal_recover(w, 0, lsn_apply, &l2, &info), UT_OK);

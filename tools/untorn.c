@@ -606,6 +606,7 @@ struct info_ctx {
 	ut_file *f;           /* PATH (or a scratch file in its directory) */
 	int open_rc;
 	const char *direct_note;
+	int direct;           /* the trial open got O_DIRECT */
 	int uring;
 	char *scratch;        /* scratch file to remove, or NULL */
 };
@@ -655,7 +656,7 @@ static void info_atomic(struct info_ctx *x)
 	if (x->open_rc)
 		printf("o_direct\tunknown (open: %s: %s)\n", ut_strerror(x->open_rc),
 		       ut_errdetail());
-	else if (x->f->direct)
+	else if (x->direct)
 		printf("o_direct\tyes (accepted)\n");
 	else
 		printf("o_direct\tno (%s)\n",
@@ -680,7 +681,7 @@ static const char *info_auto(const struct info_ctx *x, const char **why)
 		*why = "STATX_ATTR_WRITE_ATOMIC not set";
 	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
 		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
-	else if (x->open_rc || !x->f->direct)
+	else if (x->open_rc || !x->direct)
 		*why = "no O_DIRECT on this file";
 	else {
 		*why = "O_DIRECT and the statx atomic write unit covers a 16384-byte page";
@@ -785,6 +786,7 @@ static int cmd_info(int argc, char **argv, long batch)
 		return fail_rc(UT_EIO, argv[0]);
 	}
 	if (x.f) {
+		x.direct = x.f->direct;
 		x.direct_note = ut_file_direct_note(x.f);
 		x.uring = ut_file_uses_uring(x.f);
 	}

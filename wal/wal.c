@@ -308,6 +308,16 @@ int ut_wal_close(ut_wal *w)
 		return UT_OK;
 	if (w->f && w->ready && !w->failed)
 		rc = ut_wal_flush_to(w, UINT64_MAX);
+	/* Fully checkpointed and reset: what follows the header slots is
+	 * stale epochs only; give the space back. */
+	if (rc == UT_OK && w->f && w->ready && !w->failed &&
+	    w->start_lsn == w->next_lsn) {
+		uint64_t size;
+
+		if (ut_file_size(w->f, &size) == UT_OK && size > UT_WAL_DATA_OFF &&
+		    ut_file_truncate(w->f, UT_WAL_DATA_OFF) == UT_OK)
+			(void)ut_file_sync(w->f);
+	}
 	ut_file_close(w->f);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);

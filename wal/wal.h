@@ -209,7 +209,9 @@ int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn);
 void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st);
 
 /* Flush what is buffered (unless the handle failed or was never recovered)
- * and free w, whatever the flush returns; returns the flush's code. */
+ * and free w, whatever the flush returns; returns the flush's code.  A log
+ * with nothing live (fully checkpointed and reset) is truncated to its
+ * header slots. */
 int ut_wal_close(ut_wal *w);
 
 const char *ut_wal_stop_name(int stop_reason);
