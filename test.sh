@@ -30,7 +30,7 @@ ctest_in() {
 	shift
 	cmake -S . -B "$dir" "$@" >/dev/null &&
 		cmake --build "$dir" -j"$(nproc)" >/dev/null &&
-		(cd "$dir" && ctest --output-on-failure --timeout 1500)
+		(cd "$dir" && ctest -j"$(nproc)" --output-on-failure --timeout 1500)
 }
 
 suite "unit tests" ctest_in build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
