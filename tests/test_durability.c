@@ -132,6 +132,18 @@ static int verify(ut_db *db, int acked)
 	return (int)n;
 }
 
+/* Open (recovering), verify at least acked commits, close cleanly. */
+static int reopen_verify(ut_vfs *v, const ut_options *o, int acked)
+{
+	ut_db *db;
+	int n;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, o, &db), UT_OK);
+	n = verify(db, acked);
+	assert_int_equal(ut_close(db), UT_OK);
+	return n;
+}
+
 /* ---- reopen after a crash, every pending write kept / dropped ---------- */
 
 static void crash_reopen(enum ut_simdisk_policy pol, int protect, int sync)
@@ -165,9 +177,7 @@ static void crash_reopen(enum ut_simdisk_policy pol, int protect, int sync)
 	/* and it keeps working */
 	assert_int_equal(run_txn(db, n), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	verify(db, n + 1);
-	assert_int_equal(ut_close(db), UT_OK);
+	reopen_verify(v, &o, n + 1);
 	ut_simdisk_free(d);
 }
 
@@ -308,12 +318,8 @@ static void test_redo_twice(void **s)
 	if (ut_simdisk_crashed(d))
 		assert_int_equal(ut_simdisk_reboot(d, 3), UT_OK);
 	(void)ut_close(db);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	verify(db, 200);
-	assert_int_equal(ut_close(db), UT_OK);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	verify(db, 200);
-	assert_int_equal(ut_close(db), UT_OK);
+	reopen_verify(v, &o, 200);
+	reopen_verify(v, &o, 200);
 	ut_simdisk_free(d);
 }
 
@@ -524,9 +530,7 @@ static void test_atomic_einval_fatal(void **s)
 	assert_int_equal(ut_close(db), UT_EFATAL);
 	/* nothing was written without RWF_ATOMIC; the log has it all */
 	ut_simdisk_set_atomic(d, 4096, 65536);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	verify(db, 20);
-	assert_int_equal(ut_close(db), UT_OK);
+	reopen_verify(v, &o, 20);
 	ut_simdisk_free(d);
 }
 
@@ -723,12 +727,8 @@ static void test_stale_companions(void **s)
 	(void)ut_close(db);
 	/* the database file is deleted, its -wal and -dw stay */
 	assert_int_equal(v->remove(v, DB), UT_OK);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	assert_int_equal(verify(db, 0), 0);
-	assert_int_equal(ut_close(db), UT_OK);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	assert_int_equal(verify(db, 0), 0);
-	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(reopen_verify(v, &o, 0), 0);
+	assert_int_equal(reopen_verify(v, &o, 0), 0);
 	ut_simdisk_free(d);
 }
 
@@ -757,9 +757,7 @@ static void test_log_missing(void **s)
 	assert_int_equal(run_txn(db, 100), UT_OK);
 	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_DROP_ALL), UT_OK);
 	(void)ut_close(db);
-	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
-	verify(db, 101);
-	assert_int_equal(ut_close(db), UT_OK);
+	reopen_verify(v, &o, 101);
 	ut_simdisk_free(d);
 }
 
