@@ -25,7 +25,6 @@ struct frame {
 	struct frame *hnext;
 	uint32_t pin;
 	uint8_t valid, dirty, txn, predirty, ref;
-	uint8_t sealed; /* checksum current: cleared by every change */
 };
 
 struct ut_pager {
@@ -279,8 +278,7 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!fs[i]->sealed)
-			ut_page_seal(fs[i]->pg.data);
+		ut_page_seal(fs[i]->pg.data);
 		p->fpages[i].pgno = fs[i]->pg.pgno;
 		p->fpages[i].buf = fs[i]->pg.data;
 	}
@@ -491,7 +489,7 @@ int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
 	}
 	f->pg.pgno = pgno;
 	f->valid = 1;
-	f->dirty = f->txn = f->predirty = f->sealed = 0;
+	f->dirty = f->txn = f->predirty = 0;
 	f->pin = 1;
 	f->ref = 1;
 	hinsert(p, f);
@@ -544,7 +542,6 @@ static int write_locked(ut_pager *p, struct frame *f)
 	f->predirty = f->dirty;
 	f->txn = 1;
 	f->dirty = 1;
-	f->sealed = 0;
 	p->preout++;
 	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
 		drop_one(p);
@@ -627,7 +624,6 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->pre = NULL; /* new to the file */
 	f->valid = 1;
 	f->txn = f->dirty = 1;
-	f->sealed = 0;
 	f->predirty = 0;
 	f->pin = 1;
 	f->ref = 1;
@@ -708,7 +704,6 @@ static void end_txn(ut_pager *p, int restore)
 			if (f->pre) {
 				memcpy(f->pg.data, f->pre, UT_PAGE_SIZE);
 				f->dirty = f->predirty;
-				f->sealed = 0;
 			} else {
 				hremove(p, f);
 				f->valid = 0;
@@ -768,13 +763,8 @@ int ut_pager_commit(ut_pager *p, int sync)
 		lsn = p->lsn + 1;
 	}
 	p->lsn = lsn;
-	/* Seal now, while the diff has the pages in the CPU cache, rather
-	 * than at eviction, when they have long gone cold. */
-	for (size_t i = 0; i < p->ntx; i++) {
+	for (size_t i = 0; i < p->ntx; i++)
 		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
-		ut_page_seal(p->tx[i]->pg.data);
-		p->tx[i]->sealed = 1;
-	}
 	if (sync && !p->hooks.log_commit) {
 		/* No log yet: make the transaction's pages durable in place.
 		 * Not crash-atomic across pages -- the WAL will make it so. */
@@ -852,7 +842,6 @@ int ut_pager_checkpoint(ut_pager *p)
 		ut_st32(m + UT_META_MODE, (uint32_t)ut_pager_protect(p));
 		ut_st32(m + UT_META_CLEAN, clean);
 		p->meta->dirty = 1;
-		p->meta->sealed = 0;
 	}
 	rc = flush_all(p);
 	if (rc)
@@ -985,7 +974,7 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	}
 	f->pg.pgno = pgno;
 	f->valid = 1;
-	f->dirty = f->txn = f->predirty = f->sealed = 0;
+	f->dirty = f->txn = f->predirty = 0;
 	f->pin = 0;
 	f->ref = 1;
 	f->pre = NULL;
@@ -1023,7 +1012,6 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		}
 		memcpy(f->pg.data + off, data, len);
 		f->dirty = 1;
-		f->sealed = 0;
 	}
 out:
 	return rc;
