@@ -7,6 +7,7 @@
 #                    the host kills the VM part-way)
 #   verify FS MODE N recover the crashed database and compare it with the
 #                    SQLite oracle after N (or N+1) acknowledged commits
+#   bench FS ARGS... bench_durable ARGS on FS (longer runs than the demo's)
 set -u
 
 # NVMe controllers probe asynchronously; disks are found by serial (= image).
@@ -57,6 +58,12 @@ crash)
 	mount_fs "$1" "$(fstype "$1")"
 	rm -f "/mnt/$1/crash.db" "/mnt/$1/crash.db-wal" "/mnt/$1/crash.db-dw"
 	exec crash_workload run "/mnt/$1/crash.db" --protect "$2"
+	;;
+bench)
+	fs=$1
+	shift
+	mount_fs "$fs" "$(fstype "$fs")"
+	bench_durable "$@" -d "/mnt/$fs"
 	;;
 verify)
 	mount_fs "$1" "$(fstype "$1")"
