@@ -46,15 +46,17 @@
  * half the cache.
  *
  * sync=0 is like SQLite's synchronous=OFF: commits and evictions do not wait
- * for the disk (checkpoints still do).  The log is handed to the OS when its
- * buffer passes 1 MiB and before any page it covers is written, and synced
- * about once a second (by a committing thread); evicted pages are written
+ * for the disk (checkpoints still do).  ut_commit hands the commit's log
+ * records to the OS (written, not synced) before it returns; a committing
+ * thread syncs the log about once a second; evicted pages are written
  * through the OS page cache (in atomic mode still O_DIRECT + RWF_ATOMIC)
- * with no sync and no double-write copy. A crash of the process loses
- * nothing committed.  A power failure or OS crash may lose recent commits
- * and, for pages evicted since the last checkpoint, may leave torn pages or
- * pages ahead of the log: torn pages are caught by their checksums and
- * reported (UT_ECORRUPT), never served.
+ * with no sync and no double-write copy, after the log covering them is
+ * written.  A crash of the process loses nothing committed.  A power failure
+ * or OS crash, as with SQLite's OFF, may lose recent commits and may leave
+ * the database inconsistent: pages evicted since the last checkpoint may be
+ * torn (caught by their checksums unless recovery restored an older
+ * double-write copy of them) or ahead of the log.  Use sync=1 where power
+ * failures matter.
  * ut_checkpoint and ut_close make everything durable with full protection.
  *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log
