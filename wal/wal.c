@@ -469,7 +469,6 @@ static int lead_flush(ut_wal *w, int sync)
 {
 	walbuf take = w->active;
 	uint64_t start = w->start_lsn, end = take.lsn + take.len;
-	uint64_t floor = w->durable_lsn;
 	int rc = UT_OK;
 
 	w->active = w->spare;
@@ -484,9 +483,12 @@ static int lead_flush(ut_wal *w, int sync)
 	if (rc == UT_OK && sync)
 		rc = ut_file_sync(w->f);
 	if (rc != UT_OK) {
-		/* Best effort: drop what may have landed, so an unacknowledged
-		 * commit does not come back after reopen. */
-		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (floor - start)) == UT_OK)
+		/* Best effort: drop what this call may have landed, so an
+		 * unacknowledged commit does not come back after reopen.  Bytes
+		 * an earlier unsynced write handed over belong to sync=0 commits
+		 * that returned (and whose pages may be in the data file): keep
+		 * them. */
+		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
 			(void)ut_file_sync(w->f);
 	}
 
