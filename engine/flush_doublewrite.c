@@ -18,6 +18,7 @@ struct dw_state {
 	uint8_t *hdrs;       /* UT_DW_SLOTS header sectors, aligned */
 	uint32_t used;       /* slots holding copies of not-yet-synced pages */
 	uint64_t next_batch; /* next batch id */
+	int above_floor;     /* copies made since the floor was last raised */
 };
 
 static void put_header(uint8_t *h, uint64_t batch, uint32_t pgno,
@@ -38,6 +39,55 @@ static int header_ok(const uint8_t *h, uint32_t slot)
 	       ut_ld32(h + 28) == ut_crc32c(0, h, 28);
 }
 
+/* The floor recorded in dw (0 when absent or not valid). */
+static int read_floor(ut_file *dw, uint64_t *floor)
+{
+	uint8_t *h = ut_io_alloc(UT_DW_HDR);
+	int64_t n;
+
+	if (!h)
+		return UT_ENOMEM;
+	*floor = 0;
+	n = ut_file_read(dw, h, UT_DW_HDR, UT_DW_FLOOR_OFF);
+	if (n > 0 && ut_ld64(h) != 0 && ut_ld64(h) != UT_DW_FLOOR_MAGIC) {
+		/* written whole (one sector): zero or ours, else foreign */
+		ut_set_errdetail("%s: not an untorn double-write file (bad magic)",
+				 dw->path);
+		free(h);
+		return UT_ENOTDB;
+	}
+	if (n == (int64_t)UT_DW_HDR && ut_ld64(h) == UT_DW_FLOOR_MAGIC &&
+	    ut_ld32(h + 16) == ut_crc32c(0, h, 16))
+		*floor = ut_ld64(h + 8);
+	free(h);
+	return n < 0 ? (int)n : UT_OK;
+}
+
+/* Every copy made so far protects a write that is now durable: raise the
+ * floor above them (one sector, then sync). */
+static int raise_floor(ut_flusher *fl)
+{
+	struct dw_state *st = fl->priv;
+	uint8_t *h = ut_io_alloc(UT_DW_HDR);
+	int rc;
+
+	if (!h)
+		return UT_ENOMEM;
+	memset(h, 0, UT_DW_HDR);
+	ut_st64(h, UT_DW_FLOOR_MAGIC);
+	ut_st64(h + 8, st->next_batch);
+	ut_st32(h + 16, ut_crc32c(0, h, 16));
+	rc = ut_file_write(st->dw, h, UT_DW_HDR, UT_DW_FLOOR_OFF, 0);
+	free(h);
+	if (rc == UT_OK)
+		rc = ut_file_sync(st->dw);
+	if (rc)
+		return rc;
+	fl->ctr->syncs++;
+	st->above_floor = 0;
+	return UT_OK;
+}
+
 /* Highest batch id in the dw file (0 if none). */
 static int scan_max_batch(ut_file *dw, uint64_t *max)
 {
@@ -49,7 +99,7 @@ static int scan_max_batch(ut_file *dw, uint64_t *max)
 	*max = 0;
 	for (uint32_t s = 0; s < UT_DW_SLOTS; s++) {
 		int64_t n = ut_file_read(dw, h, UT_DW_HDR,
-					 (uint64_t)s * UT_DW_SLOT_BYTES);
+					 UT_DW_SLOT_OFF(s));
 		if (n < 0) {
 			rc = (int)n;
 			break;
@@ -106,6 +156,7 @@ static void dw_fini(ut_flusher *fl)
 static int dw_init(ut_flusher *fl)
 {
 	struct dw_state *st = calloc(1, sizeof(*st));
+	uint64_t floor = 0;
 	int rc;
 
 	if (!st)
@@ -119,11 +170,15 @@ static int dw_init(ut_flusher *fl)
 	rc = dw_open(fl, &st->dw);
 	if (rc == UT_OK)
 		rc = scan_max_batch(st->dw, &st->next_batch);
+	if (rc == UT_OK)
+		rc = read_floor(st->dw, &floor);
 	if (rc) {
 		dw_fini(fl);
 		return rc;
 	}
 	st->next_batch++;
+	if (st->next_batch < floor)
+		st->next_batch = floor;
 	return UT_OK;
 }
 
@@ -146,9 +201,11 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		rc = UT_ENOMEM;
 		goto out;
 	}
+	if ((rc = read_floor(dw, &r.floor)))
+		goto out;
 	/* 1. The newest valid copy of each page. */
 	for (uint32_t s = 0; s < UT_DW_SLOTS; s++) {
-		uint64_t off = (uint64_t)s * UT_DW_SLOT_BYTES, batch;
+		uint64_t off = UT_DW_SLOT_OFF(s), batch;
 		int64_t n = ut_file_read(dw, h, UT_DW_HDR, off);
 		uint32_t pgno;
 		size_t i;
@@ -160,7 +217,7 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		if (n < (int64_t)UT_DW_HDR)
 			break;
 		r.slots++;
-		if (!header_ok(h, s))
+		if (!header_ok(h, s) || ut_ld64(h + 8) < r.floor)
 			continue;
 		n = ut_file_read(dw, copy, UT_PAGE_SIZE, off + UT_DW_HDR);
 		if (n < 0) {
@@ -196,7 +253,7 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		    ut_page_verify(home, best[i].pgno, path) == UT_OK)
 			continue;
 		n = ut_file_read(dw, copy, UT_PAGE_SIZE,
-				 (uint64_t)best[i].slot * UT_DW_SLOT_BYTES + UT_DW_HDR);
+				 UT_DW_SLOT_OFF(best[i].slot) + UT_DW_HDR);
 		if (n != (int64_t)UT_PAGE_SIZE) {
 			rc = n < 0 ? (int)n : UT_EIO;
 			goto out;
@@ -235,6 +292,8 @@ static int dw_recover(ut_flusher *fl, ut_file *data)
 		fl->ctr->syncs++;
 	if (r.max_batch >= st->next_batch)
 		st->next_batch = r.max_batch + 1;
+	if (r.floor > st->next_batch)
+		st->next_batch = r.floor;
 	return rc;
 }
 
@@ -272,7 +331,7 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 		for (size_t j = 0; j < k; j++) {
 			uint32_t slot = st->used + (uint32_t)j;
 			uint8_t *h = st->hdrs + (size_t)slot * UT_DW_HDR;
-			uint64_t off = (uint64_t)slot * UT_DW_SLOT_BYTES;
+			uint64_t off = UT_DW_SLOT_OFF(slot);
 
 			put_header(h, batch, pages[i + j].pgno, pages[i + j].buf,
 				   slot);
@@ -287,6 +346,7 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 			return rc;
 		fl->ctr->dw_page_writes += k;
 		fl->ctr->syncs++;
+		st->above_floor = 1;
 		for (size_t j = 0; j < k; j++)
 			w[j] = (ut_iowrite){ pages[i + j].buf, UT_PAGE_SIZE,
 					     (uint64_t)pages[i + j].pgno * UT_PAGE_SIZE };
@@ -300,9 +360,12 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 		fl->ctr->page_writes += k;
 		i += k;
 	}
-	if (flags & UT_FLUSH_DURABLE)
-		return sync_data(fl, data);
-	return UT_OK;
+	if (!(flags & UT_FLUSH_DURABLE))
+		return UT_OK;
+	rc = sync_data(fl, data);
+	if (rc == UT_OK && st->above_floor)
+		rc = raise_floor(fl);
+	return rc;
 }
 
 const struct ut_flusher_ops ut_flush_doublewrite_ops = {

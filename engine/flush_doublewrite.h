@@ -2,7 +2,8 @@
  * engine/flush_doublewrite.h - the double-write file and its recovery
  * (the "doublewrite" strategy of flush.h lives in flush_doublewrite.c).
  *
- * File PATH "-dw": UT_DW_SLOTS slots of UT_DW_SLOT_BYTES, reused.  A slot is
+ * File PATH "-dw": a floor sector, then UT_DW_SLOTS slots of
+ * UT_DW_SLOT_BYTES, reused (at most UT_DW_FILE_MAX bytes).  A slot is
  * a 4 KiB header sector followed by a copy of one 16 KiB page:
  *
  *   0  u64 magic     UT_DW_MAGIC
@@ -18,6 +19,19 @@
  * (for UT_FLUSH_DURABLE, or before the dw area is reused) sync the data
  * file.  Slots are reused only after the in-place writes they protect are
  * durable, so every in-place page that can be torn has a durable copy.
+ *
+ * Floor: the first 4 KiB sector,
+ *
+ *   0  u64 magic     UT_DW_FLOOR_MAGIC
+ *   8  u64 floor     copies with a smaller batch id are obsolete
+ *  16  u32 crc       CRC32C of bytes 0..15
+ *
+ * written and synced at the end of every UT_FLUSH_DURABLE call that made
+ * copies: by then every in-place write those copies protect is durable, so
+ * a page that fails its checksum later was not torn by them.  Recovery
+ * ignores copies below the floor: restoring one would silently bring back
+ * an old version of a page damaged some other way (or torn by a sync=0
+ * write, which has no copy); it stays a reported checksum failure instead.
  *
  * UT_FLUSH_LAZY writes (sync=0 evictions) skip the copy: nothing syncs
  * them before the next DURABLE call, so a copy would protect nothing.
@@ -40,6 +54,11 @@
 #define UT_DW_HDR 4096u
 #define UT_DW_SLOT_BYTES (UT_DW_HDR + UT_PAGE_SIZE)
 #define UT_DW_MAGIC 0x31544c5357445455ull /* "UTDWSLT1" little-endian */
+/* The floor sector comes first, then the slots. */
+#define UT_DW_FLOOR_OFF 0u
+#define UT_DW_SLOT_OFF(s) (UT_DW_HDR + (uint64_t)(s) * UT_DW_SLOT_BYTES)
+#define UT_DW_FILE_MAX UT_DW_SLOT_OFF(UT_DW_SLOTS)
+#define UT_DW_FLOOR_MAGIC 0x31524c4657445455ull /* "UTDWFLR1" little-endian */
 
 typedef struct ut_dw_recovery {
 	uint64_t slots;        /* slots examined */
@@ -48,6 +67,7 @@ typedef struct ut_dw_recovery {
 	uint64_t unrepairable; /* reserved: pages failing with no valid copy
 				* are found by the pager, not here */
 	uint64_t max_batch;    /* highest batch id seen (0 if none) */
+	uint64_t floor;        /* copies below this batch id were ignored */
 } ut_dw_recovery;
 
 /* Restore from dw every in-place page of data that fails its checksum and
