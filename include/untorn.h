@@ -53,10 +53,9 @@
  * with no sync and no double-write copy, after the log covering them is
  * written.  A crash of the process loses nothing committed.  A power failure
  * or OS crash, as with SQLite's OFF, may lose recent commits and may leave
- * the database inconsistent: pages evicted since the last checkpoint may be
- * torn (caught by their checksums unless recovery restored an older
- * double-write copy of them) or ahead of the log.  Use sync=1 where power
- * failures matter.
+ * the database inconsistent: a page evicted since the last checkpoint may be
+ * torn (caught by its checksum: UT_ECORRUPT, never served) or ahead of the
+ * log (not detectable).  Use sync=1 where power failures matter.
  * ut_checkpoint and ut_close make everything durable with full protection.
  *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log
