@@ -121,52 +121,73 @@ qpid=(-pidfile "$pidfile")
 
 cmdline="console=ttyS0,115200 quiet loglevel=3 panic=-1 oops=panic rdinit=/init ${kargs[*]}"
 
-start=$(date +%s.%N)
-# The braces make the background job a subshell that exits normally, so bash
-# prints no "Killed" job notice when QEMU is killed from outside.
-{ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg,thread=multi -M pc -cpu max -smp "$cpus" -m "$mem" \
-	-display none -vga none -monitor none -no-reboot -nodefaults \
-	-serial "file:$console" \
-	-kernel "$kernel" -initrd "$rundir/initrd.img" -append "$cmdline" \
-	-device virtio-serial-pci,id=vser0 \
-	-chardev "file,id=untornout,path=$out,append=on" \
-	-device virtconsole,chardev=untornout,name=untorn.out \
-	"${qdisk[@]}" "${qpid[@]}" \
-	</dev/null >"$rundir/qemu.stderr" 2>&1; echo $? >"$rundir/qemu.rc"; } 2>/dev/null &
-tpid=$!
-trap '[ -s "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null' INT TERM HUP
+# One boot: QEMU in the background, the guest output streamed to stdout
+# (marker line dropped, status saved in $rundir/rc), until QEMU exits.
+boot_once() {
+	rm -f "$out" "$console" "$rundir/rc" "$rundir/qemu.rc" "$pidfile"
+	: >"$out"
+	start=$(date +%s.%N)
+	# The braces make the background job a subshell that exits normally,
+	# so bash prints no "Killed" job notice when QEMU is killed from outside.
+	{ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+		-accel tcg,thread=multi -M pc -cpu max -smp "$cpus" -m "$mem" \
+		-display none -vga none -monitor none -no-reboot -nodefaults \
+		-serial "file:$console" \
+		-kernel "$kernel" -initrd "$rundir/initrd.img" -append "$cmdline" \
+		-device virtio-serial-pci,id=vser0 \
+		-chardev "file,id=untornout,path=$out,append=on" \
+		-device virtconsole,chardev=untornout,name=untorn.out \
+		"${qdisk[@]}" "${qpid[@]}" \
+		</dev/null >"$rundir/qemu.stderr" 2>&1; echo $? >"$rundir/qemu.rc"; } 2>/dev/null &
+	tpid=$!
+	trap '[ -s "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null' INT TERM HUP
 
-if [ "${VERBOSE:-0}" = 1 ]; then
-	tail -n +1 -F --pid=$tpid "$console" 2>/dev/null >&2 &
-fi
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		tail -n +1 -F --pid=$tpid "$console" 2>/dev/null >&2 &
+	fi
 
-# Stream the guest output; drop the marker (and the blank line before it).
-tail -n +1 -F --pid=$tpid "$out" 2>/dev/null | {
-	blank=0
-	while IFS= read -r line || [ -n "$line" ]; do
-		line=${line%$'\r'}
-		case $line in
-		*"@@UNTORN-EXIT "*)
-			pre=${line%%@@UNTORN-EXIT *}
-			[ -n "$pre" ] && printf '%s\n' "$pre"
-			printf '%s\n' "${line##*@@UNTORN-EXIT }" >"$rundir/rc"
-			blank=0
-			continue ;;
-		"")
-			[ $blank = 1 ] && printf '\n'
-			blank=1
-			continue ;;
-		esac
-		[ $blank = 1 ] && printf '\n'
+	# Stream the guest output; drop the marker (and the blank line before it).
+	tail -n +1 -F --pid=$tpid "$out" 2>/dev/null | {
 		blank=0
-		printf '%s\n' "$line"
-	done
+		while IFS= read -r line || [ -n "$line" ]; do
+			line=${line%$'\r'}
+			case $line in
+			*"@@UNTORN-EXIT "*)
+				pre=${line%%@@UNTORN-EXIT *}
+				[ -n "$pre" ] && printf '%s\n' "$pre"
+				printf '%s\n' "${line##*@@UNTORN-EXIT }" >"$rundir/rc"
+				blank=0
+				continue ;;
+			"")
+				[ $blank = 1 ] && printf '\n'
+				blank=1
+				continue ;;
+			esac
+			[ $blank = 1 ] && printf '\n'
+			blank=0
+			printf '%s\n' "$line"
+		done
+	}
+	wait $tpid
+	qrc=$(cat "$rundir/qemu.rc" 2>/dev/null || echo 125)
+	end=$(date +%s.%N)
+	secs=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')
 }
-wait $tpid
-qrc=$(cat "$rundir/qemu.rc" 2>/dev/null || echo 125)
-end=$(date +%s.%N)
-secs=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')
+
+boot_once
+# A kernel that panics before the guest init has printed anything, and not
+# at the timeout: once in many boots, multi-threaded TCG lets a vCPU run a
+# stale translation of code the other vCPU is live-patching, and the guest
+# dies on an int3 in early boot ("Oops: int3" in sched_clock_cpu).  Boot once
+# more, saying so; a kernel that really cannot boot fails twice.
+if [ ! -s "$rundir/rc" ] && [ ! -s "$out" ] && [ "$qrc" != 124 ] &&
+	grep -q 'Kernel panic' "$console" 2>/dev/null; then
+	echo "boot.sh: the kernel panicked before userspace (console tail below);" \
+		"booting once more" >&2
+	tail -n 12 "$console" >&2
+	cp "$console" "$rundir/console.first-boot.log"
+	boot_once
+fi
 
 if [ -s "$rundir/rc" ]; then
 	rc=$(tr -dc '0-9' <"$rundir/rc")
