@@ -347,17 +347,12 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 		fl->ctr->dw_page_writes += k;
 		fl->ctr->syncs++;
 		st->above_floor = 1;
-		for (size_t j = 0; j < k; j++)
-			w[j] = (ut_iowrite){ pages[i + j].buf, UT_PAGE_SIZE,
-					     (uint64_t)pages[i + j].pgno * UT_PAGE_SIZE };
 		/* From here until the data sync, a crash may tear these pages
 		 * in place; their copies are durable. */
 		st->used += (uint32_t)k;
-		fl->unsynced = 1;
-		rc = ut_file_write_batch(data, w, k, 0);
+		rc = ut_flush_in_place(fl, data, pages + i, k, 0, 0);
 		if (rc)
 			return rc;
-		fl->ctr->page_writes += k;
 		i += k;
 	}
 	if (!(flags & UT_FLUSH_DURABLE))
