@@ -169,6 +169,11 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	return ut_pager_checkpoint(p);
 }
 
+static uint64_t default_checkpoint_bytes(const ut_db *db)
+{
+	return db->opt.sync ? CKPT_LOG_BYTES : CKPT_LOG_BYTES_LAZY;
+}
+
 int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		   ut_db **out)
 {
@@ -197,7 +202,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		free(db);
 		return rc;
 	}
-	db->ckpt_log_bytes = db->opt.sync ? CKPT_LOG_BYTES : CKPT_LOG_BYTES_LAZY;
+	db->ckpt_log_bytes = default_checkpoint_bytes(db);
 	rc = open_log(db, vfs, path);
 	if (rc) {
 		char detail[512];
@@ -613,8 +618,7 @@ const char *ut_db_direct_note(ut_db *db)
 void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes)
 {
 	pthread_rwlock_wrlock(&db->rw);
-	db->ckpt_log_bytes = bytes ? bytes
-			   : db->opt.sync ? CKPT_LOG_BYTES : CKPT_LOG_BYTES_LAZY;
+	db->ckpt_log_bytes = bytes ? bytes : default_checkpoint_bytes(db);
 	pthread_rwlock_unlock(&db->rw);
 }
 
