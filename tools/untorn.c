@@ -592,8 +592,9 @@ static int cmd_stats(int argc, char **argv, long batch)
 /*
  * info: what the io layer's statx probe (ut_probe_atomic) and a trial open
  * through the POSIX vfs report for PATH (or, when PATH does not exist yet,
- * for the directory it would be created in), then the protection mode: for
- * an existing database the engine's own choice and reason
+ * for a scratch file in the directory it would be created in, or the
+ * directory itself when no file can be created there), then the protection
+ * mode: for an existing database the engine's own choice and reason
  * (ut_db_protect_reason), else what UT_PROTECT_AUTO would choose.
  * Output is NAME<TAB>VALUE lines.
  */
@@ -833,10 +834,11 @@ static const struct cmd cmds[] = {
 	{ "info", 1, 1, cmd_info,
 	  "usage: untorn info PATH\n"
 	  "Print what the file layer reports for PATH (or, if PATH does not exist,\n"
-	  "for its directory): statx STATX_WRITE_ATOMIC mask and attribute, atomic\n"
-	  "write unit min/max/segments, O_DIRECT accepted, io_uring in use, and\n"
-	  "`mode` (atomic|doublewrite) with the reason: the engine's own for an\n"
-	  "existing database, else what --protect auto would choose.\n" },
+	  "for a scratch file beside it): statx STATX_WRITE_ATOMIC mask and\n"
+	  "attribute, atomic write unit min/max/segments, O_DIRECT accepted,\n"
+	  "io_uring in use, and `mode` (atomic|doublewrite) with the reason: the\n"
+	  "engine's own for an existing database, else what --protect auto would\n"
+	  "choose.\n" },
 };
 
 int main(int argc, char **argv)
