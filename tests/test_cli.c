@@ -14,13 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "helper_fs.h"
 #include "untorn.h"
 #include "page.h" /* the page format: find a leaf to corrupt */
 
@@ -574,24 +574,6 @@ static void test_not_a_db(void **state)
 	assert_non_null(strstr(o.err, f3));
 	out_free(&o);
 	assert_int_not_equal(access(f3, F_OK), 0);
-}
-
-static void rm_tree(const char *d)
-{
-	DIR *dp = opendir(d);
-	struct dirent *e;
-	char p[1024];
-
-	if (!dp)
-		return;
-	while ((e = readdir(dp))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", d, e->d_name);
-		unlink(p);
-	}
-	closedir(dp);
-	rmdir(d);
 }
 
 int main(void)

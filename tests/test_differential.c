@@ -24,7 +24,6 @@
  * A failure prints the seed, the operation number and the command that
  * reproduces it; the database directory is kept for inspection.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +40,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "helper_fs.h"
 #include "untorn.h"
 
 #define DEFAULT_OPS 75000L
@@ -456,24 +456,6 @@ static void db_close(struct diff *d)
 	if (rc)
 		diff_fail(d, "ut_close returned %d (%s)", rc, ut_strerror(rc));
 	d->db = NULL;
-}
-
-static void rm_tree(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	struct dirent *e;
-	char p[1024];
-
-	if (!dp)
-		return;
-	while ((e = readdir(dp))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(dp);
-	rmdir(dir);
 }
 
 static void run_tool_check(struct diff *d)
