@@ -71,39 +71,6 @@ void ut_options_default(ut_options *o)
 	o->sync = 1;
 }
 
-const char *ut_strerror(int rc)
-{
-	switch (rc) {
-	case UT_OK: return "success";
-	case UT_NOTFOUND: return "not found";
-	case UT_EINVAL: return "invalid argument";
-	case UT_ENOMEM: return "out of memory";
-	case UT_EIO: return "I/O error";
-	case UT_ECORRUPT: return "database corrupt (checksum or invariant failure)";
-	case UT_ELOCKED: return "database locked by another process or handle";
-	case UT_ETOOBIG: return "key or value too large";
-	case UT_ENOSPC: return "no space left on device";
-	case UT_EREADONLY: return "write through a read-only transaction or file";
-	case UT_ENOTDB: return "not an untorn database";
-	case UT_EVERSION: return "untorn database of another format version or page size";
-	case UT_ENOTSUP: return "protection mode not supported";
-	case UT_EFATAL: return "an earlier write failed; the handle refuses writes";
-	case UT_EBUSY: return "transactions still open";
-	default: return "unknown error";
-	}
-}
-
-const char *ut_protect_name(int protect)
-{
-	switch (protect) {
-	case UT_PROTECT_AUTO: return "auto";
-	case UT_PROTECT_ATOMIC: return "atomic";
-	case UT_PROTECT_DOUBLEWRITE: return "doublewrite";
-	case UT_PROTECT_UNSAFE: return "unsafe";
-	default: return "unknown";
-	}
-}
-
 /* The largest page LSN in the data file (a full scan: only when the log is
  * missing and has to be recreated above every LSN in use). */
 static int scan_max_lsn(ut_pager *p, uint64_t *max)

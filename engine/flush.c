@@ -1,5 +1,7 @@
 /*
- * engine/flush.c - choosing and owning a flush strategy (flush.h).
+ * engine/flush.c - choosing and owning a flush strategy (flush.h), and the
+ * names of the protection modes (ut_protect_name), which belong to the layer
+ * that implements them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,17 @@ static const struct ut_flusher_ops *const strategies[] = {
 	&ut_flush_doublewrite_ops,
 	&ut_flush_unsafe_ops,
 };
+
+const char *ut_protect_name(int protect)
+{
+	switch (protect) {
+	case UT_PROTECT_AUTO: return "auto";
+	case UT_PROTECT_ATOMIC: return "atomic";
+	case UT_PROTECT_DOUBLEWRITE: return "doublewrite";
+	case UT_PROTECT_UNSAFE: return "unsafe";
+	default: return "unknown";
+	}
+}
 
 static const struct ut_flusher_ops *builtin(int protect)
 {
