@@ -56,13 +56,25 @@ int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		ut_atomic_info ai;
 
 		rc = try_ops(builtin(UT_PROTECT_ATOMIC), vfs, path, data);
-		if (rc == UT_OK) {
-			memset(&ai, 0, sizeof(ai));
+		memset(&ai, 0, sizeof(ai));
+		if (rc == UT_OK)
 			(void)ut_file_atomic_info(data, &ai);
+		if (rc == UT_OK && !ut_atomic_fast(&ai, UT_PAGE_SIZE)) {
+			/* Atomic would work, through the filesystem's slow
+			 * emulation: a double write costs less. */
+			snprintf(reason, sizeof(reason),
+				 "auto: not atomic (statx atomic write unit "
+				 "%u..%u, but unit_max_opt %u: a %u-byte page "
+				 "would take the slow software path)",
+				 ai.unit_min, ai.unit_max, ai.unit_max_opt,
+				 UT_PAGE_SIZE);
+			ops = builtin(UT_PROTECT_DOUBLEWRITE);
+		} else if (rc == UT_OK) {
 			snprintf(reason, sizeof(reason),
 				 "auto: O_DIRECT and statx atomic write unit "
-				 "%u..%u covers a %u-byte page",
-				 ai.unit_min, ai.unit_max, UT_PAGE_SIZE);
+				 "%u..%u (opt %u) covers a %u-byte page",
+				 ai.unit_min, ai.unit_max, ai.unit_max_opt,
+				 UT_PAGE_SIZE);
 			ops = builtin(UT_PROTECT_ATOMIC);
 		} else if (rc == UT_ENOTSUP) {
 			/* The probe's detail says why atomic does not fit. */

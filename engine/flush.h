@@ -99,7 +99,8 @@ struct ut_flusher {
 
 /* Choose and set up the strategy for protect.  UT_PROTECT_AUTO: atomic when
  * the data file is O_DIRECT and its atomic_info says supported with
- * unit_min <= 16384 <= unit_max (ut_atomic_fits), else doublewrite; never
+ * unit_min <= 16384 <= unit_max and, when reported, 16384 <= unit_max_opt
+ * (ut_atomic_fast), else doublewrite; never
  * unsafe.  Explicit ATOMIC that the file cannot do gives UT_ENOTSUP with a
  * detail naming what statx reported (or "O_DIRECT refused: <note>").
  * UNSAFE only when asked by name.  fl->reason records why. */

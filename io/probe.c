@@ -11,7 +11,7 @@
 #include "ut_atomic_compat.h"
 #include "ut_io.h"
 
-static void fill(const struct ut_statx *sx, ut_atomic_info *out)
+void ut_atomic_info_from_statx(const struct ut_statx *sx, ut_atomic_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!(sx->stx_mask & STATX_WRITE_ATOMIC)) {
@@ -22,6 +22,7 @@ static void fill(const struct ut_statx *sx, ut_atomic_info *out)
 	out->unit_min = sx->stx_atomic_write_unit_min;
 	out->unit_max = sx->stx_atomic_write_unit_max;
 	out->segments_max = sx->stx_atomic_write_segments_max;
+	out->unit_max_opt = sx->stx_atomic_write_unit_max_opt;
 }
 
 static int statx_failed(const char *what, int err, ut_atomic_info *out)
@@ -46,7 +47,7 @@ int ut_probe_atomic_fd(int fd, ut_atomic_info *out)
 	memset(&sx, 0, sizeof(sx));
 	if (ut_statx_call(fd, "", AT_EMPTY_PATH, STATX_WRITE_ATOMIC, &sx))
 		return statx_failed("open file", errno, out);
-	fill(&sx, out);
+	ut_atomic_info_from_statx(&sx, out);
 	return UT_OK;
 }
 
@@ -60,7 +61,7 @@ int ut_probe_atomic(const char *path, ut_atomic_info *out)
 		return UT_EINVAL;
 	memset(&sx, 0, sizeof(sx));
 	if (ut_statx_call(AT_FDCWD, path, 0, STATX_WRITE_ATOMIC, &sx) == 0) {
-		fill(&sx, out);
+		ut_atomic_info_from_statx(&sx, out);
 		return UT_OK;
 	}
 	if (errno != ENOENT)
@@ -71,7 +72,7 @@ int ut_probe_atomic(const char *path, ut_atomic_info *out)
 		return UT_ENOMEM;
 	if (ut_statx_call(AT_FDCWD, dirname(copy), 0, STATX_WRITE_ATOMIC,
 			  &sx) == 0) {
-		fill(&sx, out);
+		ut_atomic_info_from_statx(&sx, out);
 		rc = UT_OK;
 	} else {
 		rc = statx_failed(path, errno, out);
@@ -87,4 +88,11 @@ int ut_atomic_fits(const ut_atomic_info *ai, uint32_t len)
 	if (len & (len - 1))
 		return 0;
 	return ai->unit_min <= len && len <= ai->unit_max;
+}
+
+int ut_atomic_fast(const ut_atomic_info *ai, uint32_t len)
+{
+	if (!ut_atomic_fits(ai, len))
+		return 0;
+	return ai->unit_max_opt == 0 || len <= ai->unit_max_opt;
 }

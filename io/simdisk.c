@@ -56,6 +56,7 @@ struct ut_simdisk {
 	uint64_t capacity;
 	uint64_t used;
 	uint32_t amin, amax;
+	uint32_t amax_opt; /* reported only: the sim has no slow path */
 	ut_simdisk_reboot_stats last;
 };
 
@@ -462,6 +463,7 @@ static int sim_atomic_info(ut_file *f, ut_atomic_info *out)
 		out->unit_min = d->amin;
 		out->unit_max = d->amax;
 		out->segments_max = out->supported ? 1 : 0;
+		out->unit_max_opt = out->supported ? d->amax_opt : 0;
 	}
 	pthread_mutex_unlock(&d->mu);
 	return rc;
@@ -828,6 +830,13 @@ void ut_simdisk_set_atomic(ut_simdisk *d, uint32_t unit_min, uint32_t unit_max)
 		unit_min = unit_max = 0;
 	d->amin = unit_min;
 	d->amax = unit_max;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ut_simdisk_set_atomic_opt(ut_simdisk *d, uint32_t unit_max_opt)
+{
+	pthread_mutex_lock(&d->mu);
+	d->amax_opt = unit_max_opt;
 	pthread_mutex_unlock(&d->mu);
 }
 

@@ -6,7 +6,8 @@
  * STATX_WRITE_ATOMIC, no STATX_ATTR_WRITE_ATOMIC, no RWF_ATOMIC, and a
  * struct statx without stx_atomic_write_*.  Everything missing is defined
  * here, taken from the Linux uapi (include/uapi/linux/stat.h and
- * include/uapi/linux/fs.h, 6.11 and later).  Each macro is guarded with
+ * include/uapi/linux/fs.h, 6.11 and later; stx_atomic_write_unit_max_opt
+ * from 6.16).  Each macro is guarded with
  * #ifndef so newer headers win.  The structure is our own name (struct
  * ut_statx) so it never collides with the libc's struct statx; it is filled
  * by calling the statx system call directly (ut_statx_call()).
@@ -61,7 +62,8 @@ struct ut_statx_timestamp {
 	int32_t __reserved;
 };
 
-/* struct statx, uapi layout of Linux 6.11+ (256 bytes). */
+/* struct statx, uapi layout of Linux 6.16 (256 bytes).  Older kernels zero
+ * the fields they do not know, so unit_max_opt reads 0 ("no slower range"). */
 struct ut_statx {
 	/* 0x00 */
 	uint32_t stx_mask;
@@ -98,7 +100,11 @@ struct ut_statx {
 	uint32_t stx_atomic_write_unit_max;
 	/* 0xb0 */
 	uint32_t stx_atomic_write_segments_max;
-	uint32_t __spare1[3]; /* 6.14+: dio_read_offset_align, 6.16+: unit_max_opt */
+	uint32_t stx_dio_read_offset_align;     /* 6.14+ (STATX_DIO_READ_ALIGN) */
+	/* 0xb8 */
+	uint32_t stx_atomic_write_unit_max_opt; /* 6.16+, under STATX_WRITE_ATOMIC;
+						 * 0 = no slower range */
+	uint32_t __spare2[1];
 	/* 0xc0 */
 	uint64_t __spare3[8];
 	/* 0x100 */
@@ -121,6 +127,10 @@ _Static_assert(offsetof(struct ut_statx, stx_atomic_write_unit_max) == 0xac,
 	       "stx_atomic_write_unit_max");
 _Static_assert(offsetof(struct ut_statx, stx_atomic_write_segments_max) == 0xb0,
 	       "stx_atomic_write_segments_max");
+_Static_assert(offsetof(struct ut_statx, stx_dio_read_offset_align) == 0xb4,
+	       "stx_dio_read_offset_align");
+_Static_assert(offsetof(struct ut_statx, stx_atomic_write_unit_max_opt) == 0xb8,
+	       "stx_atomic_write_unit_max_opt");
 _Static_assert(offsetof(struct ut_statx, __spare3) == 0xc0, "__spare3");
 _Static_assert(sizeof(struct ut_statx) == 256, "struct statx is 256 bytes");
 

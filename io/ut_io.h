@@ -47,6 +47,10 @@ typedef struct ut_atomic_info {
 	uint32_t unit_min;       /* stx_atomic_write_unit_min, bytes */
 	uint32_t unit_max;       /* stx_atomic_write_unit_max, bytes */
 	uint32_t segments_max;   /* stx_atomic_write_segments_max */
+	uint32_t unit_max_opt;   /* stx_atomic_write_unit_max_opt (6.16+): the
+				  * largest write on the fast (hardware) path;
+				  * longer ones up to unit_max are emulated by
+				  * the filesystem, slowly.  0 = no such limit */
 	int statx_errno;         /* 0, or the errno statx failed with */
 	int mask_missing;        /* kernel did not fill STATX_WRITE_ATOMIC */
 } ut_atomic_info;
@@ -126,6 +130,14 @@ int ut_probe_atomic_fd(int fd, ut_atomic_info *out);
  * supported && unit_min <= len <= unit_max && len is a power of two (the
  * kernel requires the last, and an offset aligned to len). */
 int ut_atomic_fits(const ut_atomic_info *ai, uint32_t len);
+/* 1 when such a write also takes the fast path: ut_atomic_fits and, when
+ * unit_max_opt is reported (non-zero), len <= unit_max_opt.  AUTO chooses
+ * atomic only then; a software-emulated atomic write is correct but slower
+ * than a double write. */
+int ut_atomic_fast(const ut_atomic_info *ai, uint32_t len);
+/* The statx reply *sx as ut_atomic_info (what the probes above fill in). */
+struct ut_statx;
+void ut_atomic_info_from_statx(const struct ut_statx *sx, ut_atomic_info *out);
 
 /*
  * POSIX file introspection (io/file_posix.c), for `untorn info` and stats.

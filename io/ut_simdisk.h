@@ -108,6 +108,9 @@ void ut_simdisk_set_capacity(ut_simdisk *d, uint64_t bytes);
 uint64_t ut_simdisk_used(ut_simdisk *d);
 /* Atomic write unit reported for every file; (0, 0) = unsupported. */
 void ut_simdisk_set_atomic(ut_simdisk *d, uint32_t unit_min, uint32_t unit_max);
+/* stx_atomic_write_unit_max_opt to report with it (default 0 = none); only
+ * reported, writes up to unit_max behave the same either way. */
+void ut_simdisk_set_atomic_opt(ut_simdisk *d, uint32_t unit_max_opt);
 
 /* Test helpers; they work whether or not the power is on, are not events,
  * and return UT_NOTFOUND for a missing file. */

@@ -492,6 +492,25 @@ static void test_mode_selection(void **s)
 	assert_non_null(strstr(ut_db_protect_reason(db), "32768..65536"));
 	assert_int_equal(ut_close(db), UT_OK);
 
+	/* 6.16+: 16384 inside the unit range but above unit_max_opt, i.e.
+	 * on the filesystem's slow software path -> doublewrite */
+	ut_simdisk_set_atomic(d, 4096, 1 << 20);
+	ut_simdisk_set_atomic_opt(d, 4096);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
+	assert_non_null(strstr(ut_db_protect_reason(db), "unit_max_opt 4096"));
+	assert_int_equal(ut_close(db), UT_OK);
+	/* unit_max_opt covering the page -> atomic again */
+	ut_simdisk_set_atomic_opt(d, UT_PAGE_SIZE);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	assert_int_equal(st.protect, UT_PROTECT_ATOMIC);
+	assert_non_null(strstr(ut_db_protect_reason(db), "opt 16384"));
+	verify(db, 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_set_atomic_opt(d, 0);
+
 	/* explicit atomic where unsupported: refused at open, detail names
 	 * what statx said */
 	ut_simdisk_set_atomic(d, 0, 0);

@@ -68,6 +68,9 @@ static void test_struct_layout(void **state)
 	assert_int_equal(offsetof(struct ut_statx, stx_atomic_write_unit_max), 0xac);
 	assert_int_equal(offsetof(struct ut_statx, stx_atomic_write_segments_max),
 			 0xb0);
+	assert_int_equal(offsetof(struct ut_statx, stx_dio_read_offset_align), 0xb4);
+	assert_int_equal(offsetof(struct ut_statx, stx_atomic_write_unit_max_opt),
+			 0xb8);
 	/* The fields glibc knows sit where glibc puts them. */
 	assert_int_equal(sizeof(struct statx), 256);
 	assert_int_equal(offsetof(struct ut_statx, stx_attributes),
@@ -204,10 +207,70 @@ static void test_atomic_fits(void **state)
 	assert_false(ut_atomic_fits(NULL, 16384));
 }
 
+/* A faked statx reply laid out byte by byte as a 6.16 kernel writes it, so
+ * a wrong field offset in the compat header shows up as a wrong value. */
+static void fake_statx(struct ut_statx *sx, uint32_t attr, uint32_t unit_min,
+		       uint32_t unit_max, uint32_t unit_max_opt)
+{
+	unsigned char *raw = (unsigned char *)sx;
+	uint32_t mask = STATX_WRITE_ATOMIC, one = 1, dio_read_align = 512;
+	uint64_t attributes = attr;
+
+	memset(sx, 0, sizeof(*sx));
+	memcpy(raw + 0x00, &mask, 4);
+	memcpy(raw + 0x08, &attributes, 8);
+	memcpy(raw + 0xa8, &unit_min, 4);
+	memcpy(raw + 0xac, &unit_max, 4);
+	memcpy(raw + 0xb0, &one, 4);
+	memcpy(raw + 0xb4, &dio_read_align, 4);
+	memcpy(raw + 0xb8, &unit_max_opt, 4);
+}
+
+static void test_fake_statx_unit_max_opt(void **state)
+{
+	struct ut_statx sx;
+	ut_atomic_info ai;
+
+	(void)state;
+	/* XFS on 6.16: software atomic writes to 1 MiB, hardware to 4 KiB. */
+	fake_statx(&sx, STATX_ATTR_WRITE_ATOMIC, 4096, 1 << 20, 4096);
+	ut_atomic_info_from_statx(&sx, &ai);
+	assert_int_equal(ai.supported, 1);
+	assert_int_equal(ai.mask_missing, 0);
+	assert_int_equal(ai.unit_min, 4096);
+	assert_int_equal(ai.unit_max, 1 << 20);
+	assert_int_equal(ai.segments_max, 1);
+	assert_int_equal(ai.unit_max_opt, 4096);
+	assert_true(ut_atomic_fits(&ai, UT_PAGE_SIZE));
+	assert_false(ut_atomic_fast(&ai, UT_PAGE_SIZE));
+	assert_true(ut_atomic_fast(&ai, 4096));
+	/* Hardware path up to exactly one page: fast. */
+	fake_statx(&sx, STATX_ATTR_WRITE_ATOMIC, 4096, 1 << 20, UT_PAGE_SIZE);
+	ut_atomic_info_from_statx(&sx, &ai);
+	assert_true(ut_atomic_fast(&ai, UT_PAGE_SIZE));
+	assert_false(ut_atomic_fast(&ai, 2 * UT_PAGE_SIZE));
+	/* A kernel before 6.16 leaves the field 0: only the unit range counts. */
+	fake_statx(&sx, STATX_ATTR_WRITE_ATOMIC, 4096, 65536, 0);
+	ut_atomic_info_from_statx(&sx, &ai);
+	assert_int_equal(ai.unit_max_opt, 0);
+	assert_true(ut_atomic_fast(&ai, UT_PAGE_SIZE));
+	/* unit_max_opt never widens the range. */
+	fake_statx(&sx, STATX_ATTR_WRITE_ATOMIC, 4096, 8192, 65536);
+	ut_atomic_info_from_statx(&sx, &ai);
+	assert_false(ut_atomic_fast(&ai, UT_PAGE_SIZE));
+	/* Not supported at all. */
+	fake_statx(&sx, 0, 4096, 65536, 65536);
+	ut_atomic_info_from_statx(&sx, &ai);
+	assert_int_equal(ai.supported, 0);
+	assert_false(ut_atomic_fast(&ai, UT_PAGE_SIZE));
+	assert_false(ut_atomic_fast(NULL, UT_PAGE_SIZE));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uapi_constants),
+		cmocka_unit_test(test_fake_statx_unit_max_opt),
 		cmocka_unit_test(test_struct_layout),
 		cmocka_unit_test(test_statx_call_agrees_with_glibc),
 		cmocka_unit_test(test_probe_existing_file),

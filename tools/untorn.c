@@ -652,6 +652,8 @@ static void info_atomic(struct info_ctx *x)
 	printf("atomic_unit_min\t%u\n", ai->unit_min);
 	printf("atomic_unit_max\t%u\n", ai->unit_max);
 	printf("atomic_segments_max\t%u\n", ai->segments_max);
+	printf("atomic_unit_max_opt\t%u%s\n", ai->unit_max_opt,
+	       ai->unit_max_opt ? "" : " (none reported)");
 	printf("atomic_fits_page\t%s (%u bytes)\n",
 	       yesno(ut_atomic_fits(ai, UT_PAGE_SIZE)), UT_PAGE_SIZE);
 	if (x->open_rc)
@@ -682,6 +684,8 @@ static const char *info_auto(const struct info_ctx *x, const char **why)
 		*why = "STATX_ATTR_WRITE_ATOMIC not set";
 	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
 		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
+	else if (!ut_atomic_fast(ai, UT_PAGE_SIZE))
+		*why = "16384 above atomic_unit_max_opt (slow software atomic writes)";
 	else if (x->open_rc || !x->direct)
 		*why = "no O_DIRECT on this file";
 	else {
