@@ -279,6 +279,41 @@ int ut_bt_depth(ut_pager *p, int *depth)
 	return UT_OK;
 }
 
+/* Leaves and the bytes their cells and slots use under page pgno. */
+static int leaf_fill(ut_pager *p, uint32_t pgno, int depth, ut_bt_fill *out)
+{
+	ut_pg *pg;
+	int rc;
+
+	if (depth >= UT_BT_MAXDEPTH)
+		return bad_page(p, pgno, "tree too deep");
+	if ((rc = ut_pager_get(p, pgno, &pg)))
+		return rc;
+	if (ut_page_type(pg->data) == UT_PT_LEAF) {
+		unsigned used = ut_page_used(pg->data);
+
+		out->leaves++;
+		out->leaf_bytes += used;
+		if (out->leaves == 1 || used < out->min_leaf_bytes)
+			out->min_leaf_bytes = used;
+	} else if (ut_page_type(pg->data) == UT_PT_INTERIOR) {
+		out->interior++;
+		for (unsigned i = 0; i <= ut_page_nslots(pg->data); i++)
+			if ((rc = leaf_fill(p, child_at(pg->data, i), depth + 1, out)))
+				break;
+	} else {
+		rc = bad_page(p, pgno, "not a tree page");
+	}
+	ut_pager_release(p, pg);
+	return rc;
+}
+
+int ut_bt_fill_get(ut_pager *p, ut_bt_fill *out)
+{
+	memset(out, 0, sizeof(*out));
+	return leaf_fill(p, ut_pager_root(p), 0, out);
+}
+
 /* ---- insert with splits ---------------------------------------------- */
 
 struct ent {
@@ -303,14 +338,392 @@ static unsigned make_int_cell(uint8_t *buf, uint32_t child, const uint8_t *k, si
 	return INT_HDR + (unsigned)kl;
 }
 
-/* Insert cell at slot pos of page pg (pinned, writable) at tree level
- * `level` (pa->depth = leaf level), splitting upward as needed.  Consumes
- * the pin on pg. */
-static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
+/* Pin page pgno and make it writable. */
+static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out)
+{
+	int rc = ut_pager_get(p, pgno, out);
+
+	if (rc)
+		return rc;
+	if ((rc = ut_pager_write(p, *out))) {
+		ut_pager_release(p, *out);
+		return rc;
+	}
+	return UT_OK;
+}
+
+/* ---- redistribution among siblings (SQLite's balance, for leaves) ----- */
+
+#define BAL_SIBS 3 /* the widest window of siblings that share cells */
+#define BAL_DECLINED 1
+
+/* Split entries e[0..m) (sizes incl. slot) into k pages as evenly as the
+ * cell sizes allow; start[j] = first entry of page j, start[k] = m.
+ * Returns 0, or -1 when some page would overflow or be empty. */
+static int even_cut(const struct ent *e, unsigned m, unsigned k, size_t total,
+		    unsigned *start)
+{
+	size_t cum = 0, acc = 0;
+	unsigned j = 0;
+
+	start[0] = 0;
+	for (unsigned i = 0; i < m; i++) {
+		size_t sz = e[i].len + UT_PG_SLOT;
+		/* next page when this cell's middle lies past page j's share, or
+		 * when it does not fit */
+		if (j + 1 < k && i > start[j] &&
+		    (2 * (cum + sz) > total * 2 * (j + 1) / k + sz ||
+		     acc + sz > UT_PG_USABLE)) {
+			start[++j] = i;
+			acc = 0;
+		}
+		if (acc + sz > UT_PG_USABLE)
+			return -1;
+		acc += sz;
+		cum += sz;
+	}
+	if (j + 1 != k)
+		return -1;
+	start[k] = m;
+	return 0;
+}
+
+/* Move cells across the boundaries of pages pg[0..k) until page j holds the
+ * window's old cells tb[j]..tb[j+1).  Cells that stay are not touched, so
+ * the log's page diffs cover only what moved.  0, or -1 when the moves get
+ * stuck (the caller then rebuilds the pages). */
+static int shift_cells(ut_pg **pg, unsigned k, const unsigned *tb)
+{
+	unsigned cb[BAL_SIBS + 2];
+
+	cb[0] = 0;
+	for (unsigned j = 0; j < k; j++)
+		cb[j + 1] = cb[j] + ut_page_nslots(pg[j]->data);
+	for (int pass = 0; pass < 2 * BAL_SIBS; pass++) {
+		int moved = 0, done = 1;
+
+		for (unsigned j = 1; j < k; j++) {
+			uint8_t *l = pg[j - 1]->data, *r = pg[j]->data;
+
+			while (cb[j] > tb[j]) { /* l's last cell to r's front */
+				unsigned last = ut_page_nslots(l) - 1;
+				if (ut_page_insert(r, 0, ut_page_cell(l, last),
+						   ut_page_cell_len(l, last)))
+					break;
+				ut_page_delete(l, last);
+				cb[j]--;
+				moved = 1;
+			}
+			while (cb[j] < tb[j]) { /* r's first cell to l's end */
+				if (ut_page_insert(l, ut_page_nslots(l), ut_page_cell(r, 0),
+						   ut_page_cell_len(r, 0)))
+					break;
+				ut_page_delete(r, 0);
+				cb[j]++;
+				moved = 1;
+			}
+			done &= cb[j] == tb[j];
+		}
+		if (done)
+			return 0;
+		if (!moved)
+			return -1;
+	}
+	return -1;
+}
+
+/* Give pages pg[0..k) the cells e[start[j]..start[j+1]) by moving cells
+ * between neighbours, then insert the new cell (entry newat). */
+static int place_cells(ut_pg **pg, unsigned k, const unsigned *start,
+		       unsigned newat, const uint8_t *cell, unsigned len)
+{
+	unsigned tb[BAL_SIBS + 2], j = 0;
+
+	/* boundaries counted in old cells (the new one is in no page yet) */
+	for (unsigned i = 0; i <= k; i++)
+		tb[i] = start[i] > newat ? start[i] - 1 : start[i];
+	if (shift_cells(pg, k, tb))
+		return -1;
+	while (start[j + 1] <= newat)
+		j++;
+	return ut_page_insert(pg[j]->data, newat - start[j], cell, len);
+}
+
+/* Bytes of the interior cell for a separator before leaf cell c. */
+static unsigned sep_len_of(const uint8_t *c)
+{
+	return INT_HDR + ut_ld16(c);
+}
+
+/* Share the cells of the window of children first..first+nsib-1 of parent
+ * (pg, which overflows with cell at pos, among them) evenly over as few
+ * pages as hold them, adding a page only when grow is set.  Returns UT_OK
+ * (every pin but parent's consumed), BAL_DECLINED (nothing changed: a new
+ * page would be needed without grow, or the parent has no room for the new
+ * separators), or an error; in the last two, pg and parent stay pinned. */
+static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
+			  unsigned nsib, int grow, ut_pg *pg, unsigned pos,
+			  const uint8_t *cell, unsigned len)
+{
+	static _Thread_local uint8_t copy[BAL_SIBS][UT_PAGE_SIZE];
+	static _Thread_local struct ent e[BAL_SIBS * MAX_CELLS + 1];
+	ut_pg *sib[BAL_SIBS + 1] = { 0 };
+	unsigned start[BAL_SIBS + 2], m = 0, k, newat = 0;
+	size_t total = 0;
+	long more = 0;
+	int rc;
+
+	for (unsigned s = 0; s < nsib; s++) {
+		uint32_t no = child_at(parent->data, first + s);
+
+		if (no == pg->pgno) {
+			sib[s] = pg;
+			continue;
+		}
+		if ((rc = get_w(p, no, &sib[s])))
+			goto unpin;
+		if (ut_page_type(sib[s]->data) != UT_PT_LEAF) {
+			rc = bad_page(p, no, "sibling of another type");
+			goto unpin;
+		}
+	}
+	/* every cell of the window in key order, the new one included */
+	for (unsigned s = 0; s < nsib; s++) {
+		memcpy(copy[s], sib[s]->data, UT_PAGE_SIZE);
+		for (unsigned i = 0, n = ut_page_nslots(copy[s]); i <= n; i++) {
+			if (sib[s] == pg && i == pos) {
+				newat = m;
+				e[m].p = cell;
+				e[m++].len = len;
+			}
+			if (i < n) {
+				e[m].p = ut_page_cell(copy[s], i);
+				e[m++].len = ut_page_cell_len(copy[s], i);
+			}
+		}
+	}
+	for (unsigned i = 0; i < m; i++)
+		total += e[i].len + UT_PG_SLOT;
+	k = (unsigned)((total + UT_PG_USABLE - 1) / UT_PG_USABLE);
+	while (k <= nsib + 1 && even_cut(e, m, k, total, start))
+		k++;
+	if (k > nsib + 1) { /* cannot happen with the cell size limits */
+		rc = bad_page(p, pg->pgno, "balance does not fit");
+		goto unpin;
+	}
+	/* the parent must take the new separators without splitting */
+	for (unsigned s = 0; s + 1 < nsib; s++)
+		more -= (long)ut_page_cell_len(parent->data, first + s) + UT_PG_SLOT;
+	for (unsigned j = 1; j < k; j++)
+		more += (long)sep_len_of(e[start[j]].p) + UT_PG_SLOT;
+	if ((k > nsib && !grow) || more > (long)ut_page_free(parent->data)) {
+		rc = BAL_DECLINED;
+		goto unpin;
+	}
+	if (k > nsib && (rc = ut_pager_alloc(p, UT_PT_LEAF, &sib[nsib])))
+		goto unpin;
+	if (k < nsib || place_cells(sib, k, start, newat, cell, len)) {
+		/* rebuild the pages from the copies */
+		for (unsigned j = 0; j < k; j++) {
+			ut_page_init(sib[j]->data, sib[j]->pgno, UT_PT_LEAF);
+			if (fill(sib[j]->data, e + start[j], start[j + 1] - start[j])) {
+				rc = bad_page(p, sib[j]->pgno, "balance does not fit");
+				goto unpin;
+			}
+		}
+	}
+	/* parent: drop the old separators, point the window's last child at
+	 * the last page, then add one separator per page boundary */
+	for (unsigned s = 0; s + 1 < nsib; s++)
+		ut_page_delete(parent->data, first);
+	set_child_at(parent->data, first, sib[k - 1]->pgno);
+	for (unsigned j = 0; j + 1 < k; j++) {
+		uint8_t sep[INT_HDR + UT_MAX_KEY];
+		const uint8_t *c = e[start[j + 1]].p;
+		unsigned sl = make_int_cell(sep, sib[j]->pgno, c + LEAF_HDR, ut_ld16(c));
+
+		if (ut_page_insert(parent->data, first + j, sep, sl)) {
+			rc = bad_page(p, parent->pgno, "separator does not fit");
+			goto unpin;
+		}
+	}
+	for (unsigned j = 0; j < k; j++)
+		ut_pager_release(p, sib[j]);
+	/* fewer pages than before (the siblings were underfull) */
+	for (unsigned s = k; s < nsib; s++)
+		if ((rc = ut_pager_free(p, sib[s]))) {
+			while (++s < nsib)
+				ut_pager_release(p, sib[s]);
+			return rc;
+		}
+	return UT_OK;
+unpin:
+	for (unsigned s = 0; s <= nsib; s++)
+		if (sib[s] && sib[s] != pg)
+			ut_pager_release(p, sib[s]);
+	return rc;
+}
+
+/* Free bytes of child i of parent, or -1 when it cannot be read. */
+static long child_free(ut_pager *p, ut_pg *parent, unsigned i)
+{
+	ut_pg *c;
+	long f;
+
+	if (ut_pager_get(p, child_at(parent->data, i), &c))
+		return -1;
+	f = ut_page_free(c->data);
+	ut_pager_release(p, c);
+	return f;
+}
+
+/* The leaf pg (pinned, writable, at tree level `level` > 0) has no room for
+ * cell at pos.  Before splitting, move cells to the neighbour with more
+ * room; when both pages of that pair are full, spread three siblings over
+ * four pages (the split then leaves pages 3/4 full rather than 1/2).
+ * Random inserts so keep leaves about 90% full, as SQLite's balance does.
+ * Consumes the pin on pg unless it returns BAL_DECLINED (nothing changed:
+ * no sibling, or the parent has no room for the new separators). */
+static int balance_leaf(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			unsigned pos, const uint8_t *cell, unsigned len)
+{
+	unsigned pidx = pa->idx[level - 1], pn, first;
+	ut_pg *parent;
+	int rc;
+
+	if ((rc = get_w(p, pa->pgno[level - 1], &parent))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	pn = ut_page_nslots(parent->data); /* pn + 1 children */
+	if (child_at(parent->data, pidx) != pg->pgno) {
+		rc = bad_page(p, parent->pgno, "child pointer mismatch");
+		goto out;
+	}
+	if (pn == 0) {
+		ut_pager_release(p, parent);
+		return BAL_DECLINED;
+	}
+	/* the pair with the roomier neighbour */
+	first = pidx;
+	if (pidx == pn || (pidx > 0 && child_free(p, parent, pidx - 1) >
+					  child_free(p, parent, pidx + 1)))
+		first = pidx - 1;
+	rc = balance_window(p, parent, first, 2, pn < 2, pg, pos, cell, len);
+	if (rc == BAL_DECLINED && pn >= 2) {
+		first = pidx == 0 ? 0 : pidx == pn ? pidx - 2 : pidx - 1;
+		rc = balance_window(p, parent, first, 3, 1, pg, pos, cell, len);
+	}
+	if (rc == BAL_DECLINED) {
+		ut_pager_release(p, parent);
+		return rc;
+	}
+	if (rc == UT_OK) {
+		ut_pager_release(p, parent);
+		return UT_OK;
+	}
+out:
+	ut_pager_release(p, pg);
+	ut_pager_release(p, parent);
+	return rc;
+}
+
+/* A leaf full at the end (pos == n: appends) or at the front (pos == 0:
+ * descending inserts) splits there: the new cell goes alone into a new page
+ * beside pg, which stays as it is, full, and unlogged.  Sets the separator
+ * (child = the left page) and the two page numbers.  Consumes pg's pin. */
+static int split_at_edge(ut_pager *p, ut_pg *pg, unsigned pos,
+			 const uint8_t *cell, unsigned len, uint8_t *sep,
+			 unsigned *seplen, uint32_t *leftno, uint32_t *rightno)
+{
+	const uint8_t *first = pos == 0 ? ut_page_cell(pg->data, 0) : cell;
+	ut_pg *np;
+	int rc;
+
+	if ((rc = ut_pager_alloc(p, UT_PT_LEAF, &np))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	ut_page_insert(np->data, 0, cell, len); /* fits: an empty page */
+	*leftno = pos == 0 ? np->pgno : pg->pgno;
+	*rightno = pos == 0 ? pg->pgno : np->pgno;
+	/* the right page's first key */
+	*seplen = make_int_cell(sep, *leftno, first + LEAF_HDR, ut_ld16(first));
+	ut_pager_release(p, np);
+	ut_pager_release(p, pg);
+	return UT_OK;
+}
+
+/* Split pg (pinned, writable) with cell inserted at pos into pg (left) and a
+ * new page (right): leaves in halves, interior pages in halves or, at the
+ * tree's right edge, at the end.  Sets the separator (child = pg) and the
+ * page numbers.  Consumes pg's pin. */
+static int split_page(ut_pager *p, struct path *pa, ut_pg *pg, unsigned pos,
+		      const uint8_t *cell, unsigned len, uint8_t *sep,
+		      unsigned *seplen, uint32_t *leftno, uint32_t *rightno)
 {
 	static _Thread_local uint8_t scratch[UT_PAGE_SIZE];
 	static _Thread_local struct ent e[MAX_CELLS + 1];
+	int type = ut_page_type(pg->data);
+	unsigned n = ut_page_nslots(pg->data), k;
+	uint32_t oldright = ut_page_right(pg->data);
+	size_t total = 0, acc = 0;
+	ut_pg *np;
+	int rc;
+
+	memcpy(scratch, pg->data, UT_PAGE_SIZE);
+	for (unsigned i = 0, j = 0; i <= n; i++) {
+		if (i == pos) {
+			e[i].p = cell;
+			e[i].len = len;
+		} else {
+			e[i].p = ut_page_cell(scratch, j);
+			e[i].len = ut_page_cell_len(scratch, j);
+			j++;
+		}
+		total += e[i].len + UT_PG_SLOT;
+	}
+	/* entries e[0..n] */
+	if (type == UT_PT_INTERIOR && pa->rightmost && pos == n) {
+		k = n;
+	} else {
+		for (k = 0; k < n && acc + e[k].len + UT_PG_SLOT <= total / 2; k++)
+			acc += e[k].len + UT_PG_SLOT;
+		if (k == 0 && (type == UT_PT_LEAF || n > 1))
+			k = 1;
+	}
+	if ((rc = ut_pager_alloc(p, type, &np))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	ut_page_init(pg->data, pg->pgno, type);
+	if (type == UT_PT_LEAF) {
+		/* left e[0..k), right e[k..n] */
+		*seplen = make_int_cell(sep, pg->pgno, e[k].p + LEAF_HDR,
+					ut_ld16(e[k].p));
+		rc = fill(pg->data, e, k) | fill(np->data, e + k, n + 1 - k);
+	} else {
+		/* left e[0..k), e[k] moves up, right e[k+1..n] */
+		*seplen = make_int_cell(sep, pg->pgno, e[k].p + INT_HDR,
+					ut_ld16(e[k].p + 4));
+		rc = fill(pg->data, e, k) | fill(np->data, e + k + 1, n - k);
+		ut_page_set_right(pg->data, ut_ld32(e[k].p));
+		ut_page_set_right(np->data, oldright);
+	}
+	*leftno = pg->pgno;
+	*rightno = np->pgno;
+	ut_pager_release(p, np);
+	ut_pager_release(p, pg);
+	/* cannot happen with the cell size limits */
+	return rc ? bad_page(p, *leftno, "split does not fit") : UT_OK;
+}
+
+/* Insert cell at slot pos of page pg (pinned, writable) at tree level
+ * `level` (pa->depth = leaf level), sharing or splitting upward as needed.
+ * Consumes the pin on pg. */
+static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
+			unsigned pos, const uint8_t *cell, unsigned len)
+{
 	uint8_t sepbuf[2][INT_HDR + UT_MAX_KEY];
 	int which = 0, rc;
 
@@ -319,80 +732,26 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			ut_pager_release(p, pg);
 			return UT_OK;
 		}
-		int type = ut_page_type(pg->data);
-		unsigned n = ut_page_nslots(pg->data);
-		uint32_t oldright = ut_page_right(pg->data);
-		size_t total = 0;
-		ut_pg *np;
-
-		memcpy(scratch, pg->data, UT_PAGE_SIZE);
-		for (unsigned i = 0, j = 0; i <= n; i++) {
-			if (i == pos) {
-				e[i].p = cell;
-				e[i].len = len;
-			} else {
-				e[i].p = ut_page_cell(scratch, j);
-				e[i].len = ut_page_cell_len(scratch, j);
-				j++;
-			}
-			total += e[i].len + UT_PG_SLOT;
-		}
-		/* entries e[0..n] */
-		unsigned k;
-		int append = pa->rightmost && pos == n;
-		if (type == UT_PT_LEAF) {
-			if (append) {
-				k = n;
-			} else {
-				size_t acc = 0;
-				for (k = 0; k < n && acc + e[k].len + UT_PG_SLOT <= total / 2; k++)
-					acc += e[k].len + UT_PG_SLOT;
-				if (k == 0)
-					k = 1;
-			}
-		} else {
-			if (append) {
-				k = n;
-			} else {
-				size_t acc = 0;
-				for (k = 0; k < n && acc + e[k].len + UT_PG_SLOT <= total / 2; k++)
-					acc += e[k].len + UT_PG_SLOT;
-				if (k == 0 && n > 1)
-					k = 1;
-			}
-		}
-		if ((rc = ut_pager_alloc(p, type, &np))) {
-			ut_pager_release(p, pg);
-			return rc;
-		}
+		int leaf = ut_page_type(pg->data) == UT_PT_LEAF;
+		unsigned n = ut_page_nslots(pg->data), seplen;
+		uint32_t oldno = pg->pgno, leftno, rightno;
 		uint8_t *sep = sepbuf[which ^= 1];
-		unsigned seplen;
-		const uint8_t *sk;
-		size_t skl;
-		ut_page_init(pg->data, pg->pgno, type);
-		if (type == UT_PT_LEAF) {
-			/* left e[0..k), right e[k..n] */
-			skl = ut_ld16(e[k].p);
-			sk = e[k].p + LEAF_HDR;
-			seplen = make_int_cell(sep, pg->pgno, sk, skl);
-			rc = fill(pg->data, e, k) | fill(np->data, e + k, n + 1 - k);
-		} else {
-			/* left e[0..k), e[k] moves up, right e[k+1..n] */
-			skl = ut_ld16(e[k].p + 4);
-			sk = e[k].p + INT_HDR;
-			seplen = make_int_cell(sep, pg->pgno, sk, skl);
-			rc = fill(pg->data, e, k) | fill(np->data, e + k + 1, n - k);
-			ut_page_set_right(pg->data, ut_ld32(e[k].p));
-			ut_page_set_right(np->data, oldright);
+
+		/* where the inserts go: at an edge, split there; elsewhere share
+		 * with the siblings first */
+		if (leaf && level > 0 && pos > 0 && pos < n) {
+			rc = balance_leaf(p, pa, level, pg, pos, cell, len);
+			if (rc != BAL_DECLINED)
+				return rc;
 		}
-		if (rc) { /* cannot happen with the cell size limits */
-			ut_pager_release(p, np);
-			ut_pager_release(p, pg);
-			return bad_page(p, pg->pgno, "split does not fit");
-		}
-		uint32_t leftno = pg->pgno, rightno = np->pgno;
-		ut_pager_release(p, np);
-		ut_pager_release(p, pg);
+		if (leaf && (pos == 0 || pos == n))
+			rc = split_at_edge(p, pg, pos, cell, len, sep, &seplen,
+					   &leftno, &rightno);
+		else
+			rc = split_page(p, pa, pg, pos, cell, len, sep, &seplen,
+					&leftno, &rightno);
+		if (rc)
+			return rc;
 		if (level == 0) {
 			ut_pg *root;
 			if ((rc = ut_pager_alloc(p, UT_PT_INTERIOR, &root)))
@@ -411,10 +770,12 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			return rc;
 		}
 		pos = pa->idx[level];
-		if (child_at(pg->data, pos) != leftno) {
+		if (child_at(pg->data, pos) != oldno) {
 			ut_pager_release(p, pg);
 			return bad_page(p, pa->pgno[level], "child pointer mismatch");
 		}
+		/* the separator's child (left) takes slot pos, the right page
+		 * the pointer after it */
 		set_child_at(pg->data, pos, rightno);
 		cell = sep;
 		len = seplen;
@@ -474,19 +835,6 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 }
 
 /* ---- delete with merges ---------------------------------------------- */
-
-static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out)
-{
-	int rc = ut_pager_get(p, pgno, out);
-
-	if (rc)
-		return rc;
-	if ((rc = ut_pager_write(p, *out))) {
-		ut_pager_release(p, *out);
-		return rc;
-	}
-	return UT_OK;
-}
 
 /* Remove the pointer at pa->idx[level] from the interior page at `level`
  * (the child was freed); the page keeps its pin and stays writable. */

@@ -17,8 +17,13 @@
  *   interior: u32 child, u16 klen, key -- child holds keys < key; the
  *             page header's "right" holds keys >= the last key.
  *
- * Splits happen at every level (a new root when the root splits; an append
- * at the tree's right edge leaves the left page full).  Deletes free empty
+ * A full leaf first shares its cells with a sibling under the same parent
+ * (the roomier neighbour, then a window of three), and only when they are
+ * all full does the window gain a page: three full leaves become four 3/4
+ * full ones, so random inserts keep leaves about 90% full rather than the
+ * 70% of halving splits.  An insert at a leaf's end splits there, leaving
+ * the left page full (ascending loads).  Interior pages split in halves
+ * (at the tree's right edge: at the end).  Deletes free empty
  * leaves, merge underfull neighbours that fit in one page, and collapse a
  * root left with a single child, so a tree deleted down to empty is one
  * empty leaf again and its pages are on the free list.
@@ -41,6 +46,14 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 int ut_bt_del(ut_pager *p, const void *key, size_t klen);
 /* Levels from root to leaf (1 = the root is a leaf). */
 int ut_bt_depth(ut_pager *p, int *depth);
+/* How full the leaves are (a walk of the whole tree; for tests and tools):
+ * leaf_bytes / (leaves * UT_PG_USABLE) is the fill factor. */
+typedef struct ut_bt_fill {
+	uint64_t leaves, interior;
+	uint64_t leaf_bytes;     /* cells + slots over all leaves */
+	uint32_t min_leaf_bytes; /* of the emptiest leaf */
+} ut_bt_fill;
+int ut_bt_fill_get(ut_pager *p, ut_bt_fill *out);
 
 /* A cursor: keeps the path from the root and pins only the current leaf, so
  * next() moves along the leaf and climbs only at page boundaries. */

@@ -687,6 +687,109 @@ static void test_random_vs_model(void **s)
 	free(path);
 }
 
+/* ---- fill factor: redistribution before splits ---------------------- */
+
+enum { FILL_N = 30000 };
+
+/* Load FILL_N bench-like records (16-byte keys, 100-byte values) in the
+ * order key_of(0..FILL_N-1), check the tree, return its leaf fill. */
+static double load_fill(const char *name, uint32_t (*key_of)(uint32_t),
+			ut_bt_fill *f)
+{
+	char *path = tmp_path(name);
+	ut_db *db = open_db(path, 0);
+	uint8_t k[16], v[100];
+	ut_check_result cr;
+	ut_txn *t = NULL;
+
+	memset(v, 'v', sizeof(v));
+	for (uint32_t j = 0; j < FILL_N; j++) {
+		uint32_t i = key_of(j);
+		if (j % 1000 == 0)
+			assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		memset(k, 0, sizeof(k));
+		k[0] = (uint8_t)(i >> 24), k[1] = (uint8_t)(i >> 16);
+		k[2] = (uint8_t)(i >> 8), k[3] = (uint8_t)i;
+		memcpy(v, &i, sizeof(i));
+		assert_int_equal(ut_put(t, k, sizeof(k), v, sizeof(v)), UT_OK);
+		if (j % 1000 == 999)
+			assert_int_equal(ut_commit(t), UT_OK);
+	}
+	assert_int_equal(ut_check(db, NULL, &cr), UT_OK);
+	assert_int_equal(cr.invariant_errors, 0);
+	assert_int_equal(cr.keys, FILL_N);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	assert_int_equal(ut_bt_fill_get(ut_db_pager(db), f), UT_OK);
+	ut_commit(t);
+	/* every key reads back */
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (uint32_t i = 0; i < FILL_N; i += 7) {
+		void *got;
+		size_t gl;
+		memset(k, 0, sizeof(k));
+		k[0] = (uint8_t)(i >> 24), k[1] = (uint8_t)(i >> 16);
+		k[2] = (uint8_t)(i >> 8), k[3] = (uint8_t)i;
+		assert_int_equal(ut_get(t, k, sizeof(k), &got, &gl), UT_OK);
+		assert_int_equal(gl, sizeof(v));
+		assert_memory_equal(got, &i, sizeof(i));
+		free(got);
+	}
+	ut_commit(t);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+	double fill = (double)f->leaf_bytes / ((double)f->leaves * UT_PG_USABLE);
+	print_message("%s: %llu leaves, fill %.3f, emptiest leaf %u bytes\n", name,
+		      (unsigned long long)f->leaves, fill, f->min_leaf_bytes);
+	return fill;
+}
+
+/* A fixed pseudo-random permutation (Fisher-Yates over an LCG). */
+static uint32_t scattered(uint32_t j)
+{
+	static uint32_t perm[FILL_N];
+	static int made;
+
+	if (!made) {
+		uint64_t x = 42;
+		for (uint32_t i = 0; i < FILL_N; i++)
+			perm[i] = i;
+		for (uint32_t i = FILL_N - 1; i > 0; i--) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t r = (uint32_t)((x >> 33) % (i + 1)), tmp = perm[i];
+			perm[i] = perm[r];
+			perm[r] = tmp;
+		}
+		made = 1;
+	}
+	return perm[j];
+}
+static uint32_t ascending(uint32_t j) { return j; }
+static uint32_t descending(uint32_t j) { return FILL_N - 1 - j; }
+/* Ascending runs inside 16 interleaved ranges: appends in mid-tree. */
+static uint32_t runs(uint32_t j) { return (j % 16) * (FILL_N / 16) + j / 16; }
+
+static void test_fill_random_order(void **s)
+{
+	(void)s;
+	ut_bt_fill f;
+	/* halving splits leave ~70%; sharing with siblings, ~90% */
+	assert_true(load_fill("fill-random", scattered, &f) >= 0.85);
+}
+
+static void test_fill_sequential(void **s)
+{
+	(void)s;
+	ut_bt_fill f;
+	/* appends split at the end: every leaf but the last is full */
+	assert_true(load_fill("fill-asc", ascending, &f) >= 0.97);
+	/* runs that end inside a leaf shared with the next run fill like
+	 * random inserts there (halving splits: ~0.52) */
+	assert_true(load_fill("fill-runs", runs, &f) >= 0.75);
+	/* inserts at the front share with the right neighbour */
+	assert_true(load_fill("fill-desc", descending, &f) >= 0.85);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -697,6 +800,8 @@ int main(void)
 		cmocka_unit_test(test_cursor_edges),
 		cmocka_unit_test(test_abort_leaves_no_trace),
 		cmocka_unit_test(test_random_vs_model),
+		cmocka_unit_test(test_fill_random_order),
+		cmocka_unit_test(test_fill_sequential),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,43 @@ static void test_fill_and_compaction(void **s)
 	free(p);
 }
 
+/* An insert that finds no contiguous gap fills a hole of the right size
+ * and moves no other cell (a compaction would make the log record the
+ * whole page). */
+static void test_insert_reuses_hole(void **s)
+{
+	(void)s;
+	uint8_t *p = newpage(1, UT_PT_LEAF);
+	uint8_t cell[123], other[123];
+	unsigned n = 0, off[200];
+
+	for (unsigned i = 0; i < sizeof(cell); i++)
+		cell[i] = (uint8_t)i;
+	while (ut_page_insert(p, n, cell, sizeof(cell)) == 0)
+		n++;
+	/* two holes in the middle of the content area */
+	ut_page_delete(p, n / 2);
+	ut_page_delete(p, n / 3);
+	for (unsigned i = 0; i < n - 2; i++)
+		off[i] = (unsigned)(ut_page_cell(p, i) - p);
+	memset(other, 'o', sizeof(other));
+	assert_int_equal(ut_page_insert(p, 0, other, sizeof(other)), 0);
+	assert_int_equal(ut_page_insert(p, 1, other, 100), 0); /* smaller */
+	assert_int_equal(ut_page_nslots(p), n);
+	for (unsigned i = 0; i < n - 2; i++) {
+		assert_int_equal(ut_page_cell(p, i + 2) - p, off[i]);
+		assert_memory_equal(ut_page_cell(p, i + 2), cell, sizeof(cell));
+	}
+	assert_memory_equal(ut_page_cell(p, 0), other, sizeof(other));
+	assert_memory_equal(ut_page_cell(p, 1), other, 100);
+	/* the 23 bytes left over are fragments: a 123-byte cell is refused */
+	assert_int_equal(ut_page_insert(p, 0, other, sizeof(other)), -1);
+	ut_page_seal(p);
+	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_used(p), n * UT_PG_SLOT + (n - 1) * sizeof(cell) + 100);
+	free(p);
+}
+
 static void test_verify_rejects_bad_slots(void **s)
 {
 	(void)s;
@@ -216,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_crc32c_paths_agree),
 		cmocka_unit_test(test_slotted_insert_delete),
 		cmocka_unit_test(test_fill_and_compaction),
+		cmocka_unit_test(test_insert_reuses_hole),
 		cmocka_unit_test(test_verify_rejects_bad_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
