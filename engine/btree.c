@@ -472,21 +472,29 @@ static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
 	size_t total = 0;
 	long more = 0;
 	int rc;
+	size_t used = len + UT_PG_SLOT;
 
 	for (unsigned s = 0; s < nsib; s++) {
 		uint32_t no = child_at(parent->data, first + s);
 
 		if (no == pg->pgno) {
 			sib[s] = pg;
-			continue;
-		}
-		if ((rc = get_w(p, no, &sib[s])))
+		} else if ((rc = ut_pager_get(p, no, &sib[s]))) {
 			goto unpin;
-		if (ut_page_type(sib[s]->data) != UT_PT_LEAF) {
+		} else if (ut_page_type(sib[s]->data) != UT_PT_LEAF) {
 			rc = bad_page(p, no, "sibling of another type");
 			goto unpin;
 		}
+		used += ut_page_used(sib[s]->data);
 	}
+	/* decline before the pages are journaled when they are all full */
+	if (!grow && used > nsib * UT_PG_USABLE) {
+		rc = BAL_DECLINED;
+		goto unpin;
+	}
+	for (unsigned s = 0; s < nsib; s++)
+		if (sib[s] != pg && (rc = ut_pager_write(p, sib[s])))
+			goto unpin;
 	/* every cell of the window in key order, the new one included */
 	for (unsigned s = 0; s < nsib; s++) {
 		memcpy(copy[s], sib[s]->data, UT_PAGE_SIZE);
