@@ -69,6 +69,7 @@ void ut_options_default(ut_options *o)
 	o->protect = UT_PROTECT_AUTO;
 	o->create = 1;
 	o->sync = 1;
+	o->lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS;
 }
 
 const char *ut_strerror(int rc)
@@ -197,6 +198,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.protect = db->opt.protect;
 	cfg.create = db->opt.create;
 	cfg.lazy = !db->opt.sync;
+	cfg.lock_wait_ms = db->opt.lock_timeout_ms;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
 	if (rc) {
 		free(db);

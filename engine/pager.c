@@ -1173,7 +1173,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	}
 
 	rc = vfs->open(vfs, path, (cfg->create ? UT_OPEN_CREATE : 0) |
-			   UT_OPEN_DIRECT | UT_OPEN_LOCK, &p->file);
+			   UT_OPEN_DIRECT | UT_OPEN_LOCK |
+			   UT_OPEN_WAIT(cfg->lock_wait_ms), &p->file);
 	if (rc == UT_NOTFOUND) {
 		ut_set_errdetail("%s: open: No such file or directory (create is off)",
 				 path);

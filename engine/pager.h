@@ -150,6 +150,7 @@ typedef struct ut_pager_config {
 	 * written (not synced) up to them.  Checkpoints stay DURABLE. */
 	int lazy;
 	const ut_log_hooks *hooks; /* NULL: no log */
+	unsigned lock_wait_ms; /* wait this long for a live holder's lock */
 } ut_pager_config;
 
 /* Open the data file (UT_OPEN_DIRECT | UT_OPEN_LOCK) and check its header:
