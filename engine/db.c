@@ -183,6 +183,8 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	ut_db *db;
 	int rc;
 
+	ut_clear_errdetail();
+
 	if (!vfs || !path || !*path || !out)
 		return UT_EINVAL;
 	*out = NULL;
@@ -236,6 +238,8 @@ int ut_close(ut_db *db)
 {
 	int rc, rc2;
 
+	ut_clear_errdetail();
+
 	if (!db)
 		return UT_EINVAL;
 	pthread_mutex_lock(&db->mu);
@@ -260,6 +264,8 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 {
 	ut_txn *t;
 	int rc;
+
+	ut_clear_errdetail();
 
 	if (!db || !out || (flags & ~UT_RDONLY))
 		return UT_EINVAL;
@@ -349,6 +355,8 @@ int ut_commit(ut_txn *t)
 	uint64_t lsn = 0;
 	int rc = UT_OK, sync;
 
+	ut_clear_errdetail();
+
 	if (!t)
 		return UT_EINVAL;
 	db = t->db;
@@ -407,10 +415,15 @@ void ut_abort(ut_txn *t)
 
 static int check_key(const void *key, size_t klen)
 {
-	if (!key || klen == 0)
+	if (!key || klen == 0) {
+		ut_set_errdetail("key is empty (keys are 1..%u bytes)", UT_MAX_KEY);
 		return UT_EINVAL;
-	if (klen > UT_MAX_KEY)
+	}
+	if (klen > UT_MAX_KEY) {
+		ut_set_errdetail("key of %zu bytes is longer than %u", klen,
+				 UT_MAX_KEY);
 		return UT_ETOOBIG;
+	}
 	return UT_OK;
 }
 
@@ -438,10 +451,15 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
 		return rc;
-	if (vlen > UT_MAX_VALUE)
+	if (vlen > UT_MAX_VALUE) {
+		ut_set_errdetail("value of %zu bytes is longer than %u", vlen,
+				 UT_MAX_VALUE);
 		return UT_ETOOBIG;
+	}
 	if (!val && vlen)
 		return UT_EINVAL;
 	t->gen++;
@@ -453,6 +471,8 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if (!t || !val || !vlen)
 		return UT_EINVAL;
 	if ((rc = check_key(key, klen)))
@@ -463,6 +483,8 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 int ut_del(ut_txn *t, const void *key, size_t klen)
 {
 	int rc;
+
+	ut_clear_errdetail();
 
 	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
 		return rc;
@@ -502,6 +524,8 @@ int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if ((rc = cursor_ok(c)))
 		return rc;
 	if (klen && !key)
@@ -515,6 +539,8 @@ int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 int ut_cursor_next(ut_cursor *c)
 {
 	int rc;
+
+	ut_clear_errdetail();
 
 	if ((rc = cursor_ok(c)))
 		return rc;
@@ -554,6 +580,8 @@ void ut_cursor_close(ut_cursor *c)
 int ut_checkpoint(ut_db *db)
 {
 	int rc;
+
+	ut_clear_errdetail();
 
 	if (!db)
 		return UT_EINVAL;

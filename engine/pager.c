@@ -1176,7 +1176,10 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			   UT_OPEN_DIRECT | UT_OPEN_LOCK |
 			   UT_OPEN_WAIT(cfg->lock_wait_ms), &p->file);
 	if (rc == UT_NOTFOUND) {
-		ut_set_errdetail("%s: open: No such file or directory (create is off)",
+		/* with create, ENOENT means the directory is missing */
+		ut_set_errdetail(cfg->create ? "%s: open: No such file or directory "
+				 "(its directory does not exist)"
+				 : "%s: open: No such file or directory (create is off)",
 				 path);
 		rc = UT_EIO;
 	}

@@ -225,7 +225,10 @@ int ut_stats_get(ut_db *db, ut_stats *st);
 /* A static English explanation of rc. */
 const char *ut_strerror(int rc);
 
-/* The calling thread's last error in detail (file, page, errno), or "" . */
+/* The calling thread's last error in detail (file, page, errno), or "".
+ * Every call above clears it first, so it describes the latest call only
+ * (ut_abort, ut_cursor_get/close, ut_stats_get and the name functions
+ * leave it as it was). */
 const char *ut_errdetail(void);
 
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */

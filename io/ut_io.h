@@ -106,6 +106,10 @@ void *ut_io_alloc(size_t len);
 void ut_set_errdetail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* Forget it: each public call starts with this, so a detail never
+ * outlives the call it describes. */
+void ut_clear_errdetail(void);
+
 /* Map an errno to a UT_E* code. */
 int ut_errno_to_rc(int err);
 

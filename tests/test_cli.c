@@ -576,6 +576,52 @@ static void test_not_a_db(void **state)
 	assert_int_not_equal(access(f3, F_OK), 0);
 }
 
+/* Errors name their own cause: a negative size is a usage error, a bad
+ * key does not repeat a detail left over from the open, a missing
+ * directory is called that. */
+static void test_error_messages(void **state)
+{
+	struct out o;
+	const char *db = dbpath("err.db");
+	char longkey[UT_MAX_KEY + 2], missing[800];
+
+	(void)state;
+	run(&o, NULL, "--cache", "-5", "put", db, "k", "v", NULL);
+	EXPECT_STATUS(&o, 64);
+	assert_non_null(strstr(o.err, "--cache"));
+	assert_int_not_equal(access(db, F_OK), 0);
+	out_free(&o);
+
+	run(&o, NULL, "put", db, "k", "v", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	memset(longkey, 'x', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	static const char *const cmds[] = { "put", "get", "del" };
+	for (size_t i = 0; i < 3; i++) {
+		for (int empty = 0; empty < 2; empty++) {
+			const char *a[] = { cmds[i], db, empty ? "" : longkey, "v",
+					    NULL };
+
+			if (i)
+				a[3] = NULL;
+			runv(&o, NULL, 0, a);
+			EXPECT_STATUS(&o, 3);
+			assert_non_null(strstr(o.err, empty ? "empty" : "longer"));
+			assert_null(strstr(o.err, "slots")); /* open's detail */
+			assert_null(strstr(o.err, "double-write"));
+			out_free(&o);
+		}
+	}
+
+	snprintf(missing, sizeof(missing), "%s/no-such-dir/x.db", dir);
+	run(&o, NULL, "put", missing, "k", "v", NULL);
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, "directory does not exist"));
+	assert_null(strstr(o.err, "create is off"));
+	out_free(&o);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("UT_TMPDIR");
@@ -587,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_load_roundtrip),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_not_a_db),
+		cmocka_unit_test(test_error_messages),
 	};
 
 	tool = getenv("UT_TOOL");

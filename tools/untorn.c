@@ -122,6 +122,8 @@ static int parse_size(const char *s, size_t *out)
 	unsigned long long v;
 	unsigned long long mul = 1;
 
+	if (*s < '0' || *s > '9') /* strtoull would take "-5" as 2^64 - 5 */
+		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
