@@ -201,13 +201,18 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.create = db->opt.create;
 	cfg.lazy = !db->opt.sync;
 	cfg.lock_wait_ms = db->opt.lock_timeout_ms;
+	cfg.readonly = db->opt.readonly;
+	if (cfg.readonly)
+		cfg.create = 0;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
 	if (rc) {
 		free(db);
 		return rc;
 	}
 	db->ckpt_log_bytes = default_checkpoint_bytes(db);
-	rc = open_log(db, vfs, path);
+	/* read-only opens only cleanly closed databases: the data file holds
+	 * every commit, and the log is neither needed nor touched */
+	rc = db->opt.readonly ? UT_OK : open_log(db, vfs, path);
 	if (rc) {
 		char detail[512];
 
@@ -285,6 +290,10 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 					 ut_pager_path(db->pager));
 			return UT_EFATAL;
 		}
+	} else if (db->opt.readonly) {
+		free(t);
+		ut_set_errdetail("%s: opened read-only", ut_pager_path(db->pager));
+		return UT_EREADONLY;
 	} else {
 		pthread_rwlock_wrlock(&db->rw);
 		if ((rc = ut_pager_begin(db->pager))) {
@@ -598,7 +607,9 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	ut_io_counters cc, *c = &cc;
 	ut_pager_counters_copy(db->pager, &cc);
 	ut_wal_stats ws;
-	ut_wal_stats_get(ut_log_wal(db->log), &ws);
+	memset(&ws, 0, sizeof(ws));
+	if (db->log)
+		ut_wal_stats_get(ut_log_wal(db->log), &ws);
 	ut_file *f = ut_pager_file(db->pager);
 	memset(st, 0, sizeof(*st));
 	st->protect = ut_pager_protect(db->pager);
@@ -659,5 +670,5 @@ uint64_t ut_db_auto_checkpoints(ut_db *db)
 
 ut_wal *ut_db_wal(ut_db *db)
 {
-	return ut_log_wal(db->log);
+	return db->log ? ut_log_wal(db->log) : NULL;
 }

@@ -139,6 +139,7 @@ typedef struct ut_options {
 	int sync;              /* 1: commit durable on return (default); 0: "OFF" above */
 	/* appended in 0.1: */
 	unsigned lock_timeout_ms; /* wait for another opener, see ut_open */
+	int readonly;          /* 1: read-only open, see ut_open (default 0) */
 } ut_options;
 
 #define UT_DEFAULT_LOCK_TIMEOUT_MS 500u
@@ -172,6 +173,15 @@ void ut_options_default(ut_options *o);
  * or directory" when the file is missing and create=0, UT_ENOTSUP for a
  * protection mode this build or file cannot do. */
 int ut_open(const char *path, const ut_options *o, ut_db **db);
+/* Read-only open (o->readonly = 1): no file is written or created (no
+ * "-dw", no "-wal", no checkpoint, no log truncation), so files without
+ * write permission can be read, and several read-only openers may share
+ * the database (a read-write one excludes them).  Only write transactions
+ * are refused (UT_EREADONLY), and ut_checkpoint.  A database that was not
+ * closed cleanly needs recovery, and recovery writes: such an open fails
+ * with UT_EREADONLY (detail: "not closed cleanly ...") -- open it
+ * read-write once to recover.  ut_stats.protect is the mode the database
+ * last ran in. */
 
 /* Flush, checkpoint and close.  Open transactions must have ended
  * (UT_EBUSY otherwise, and the handle stays open). */
