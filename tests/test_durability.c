@@ -19,6 +19,8 @@
 
 #include "untorn.h"
 #include "db.h"
+#include "flush_doublewrite.h"
+#include "page.h"
 #include "pager.h"
 #include "ut_simdisk.h"
 #include "wal.h"
@@ -619,6 +621,83 @@ static void test_dw_file(void **s)
 	ut_simdisk_free(d);
 }
 
+/* One damaged slot header in -dw: harmless when its copy is not needed,
+ * UT_ECORRUPT naming the page when it is (the page fails in place and
+ * the damaged slot holds its only copy). */
+static void test_dw_damaged_header(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 1);
+	uint8_t h[64], zero[UT_DW_HDR];
+	uint32_t copies[4096] = { 0 }, pgno = 0, slot = UT_DW_SLOTS;
+	uint64_t off;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* every copy is below the floor now: a damaged header is harmless */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(3), 1),
+			 UT_OK);
+	reopen_verify(v, &o, 100);
+
+	/* a page whose one copy is in a slot with a valid header */
+	for (uint32_t i = 0; i < UT_DW_SLOTS; i++) {
+		off = UT_DW_SLOT_OFF(i);
+		if (ut_simdisk_peek(d, DB "-dw", off, h, sizeof(h)) != sizeof(h))
+			break;
+		if (ut_ld64(h) == UT_DW_MAGIC && ut_ld32(h + 16) < 4096)
+			copies[ut_ld32(h + 16)]++;
+	}
+	for (uint32_t i = 0; i < UT_DW_SLOTS && slot == UT_DW_SLOTS; i++) {
+		off = UT_DW_SLOT_OFF(i);
+		if (ut_simdisk_peek(d, DB "-dw", off, h, sizeof(h)) != sizeof(h))
+			break;
+		if (ut_ld64(h) == UT_DW_MAGIC && ut_ld32(h + 16) != 0 &&
+		    ut_ld32(h + 16) < 4096 && copies[ut_ld32(h + 16)] == 1) {
+			slot = i;
+			pgno = ut_ld32(h + 16);
+		}
+	}
+	assert_true(slot < UT_DW_SLOTS);
+	/* no floor (as after a crash before it was raised), the page torn */
+	memset(zero, 0, sizeof(zero));
+	assert_int_equal(ut_simdisk_poke(d, DB "-dw", UT_DW_FLOOR_OFF, zero,
+					 sizeof(zero)), UT_OK);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, (uint64_t)pgno * UT_PAGE_SIZE +
+					    8192, 16), UT_OK);
+	/* its copy's header damaged: the copy is needed and cannot be used */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(slot) + 8,
+					    1), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "page %u ", pgno);
+		if (!strstr(ut_errdetail(), want))
+			fail_msg("detail does not name %s: %s", want, ut_errdetail());
+		assert_non_null(strstr(ut_errdetail(), "damaged header"));
+	}
+	/* the header repaired, the same open restores the page */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(slot) + 8,
+					    1), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	{
+		ut_stats st;
+
+		assert_int_equal(ut_stats_get(db, &st), UT_OK);
+		assert_int_equal(st.torn_repaired, 1);
+	}
+	verify(db, 100);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 /* ---- atomic mode: a bad checksum is corruption, reported ---------------- */
 
 static void test_atomic_corruption_reported(void **s)
@@ -847,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_einval_fatal),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_dw_file),
+		cmocka_unit_test(test_dw_damaged_header),
 		cmocka_unit_test(test_atomic_corruption_reported),
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_crash_sweep_atomic),
