@@ -64,6 +64,11 @@ struct ut_pager {
 	int recovering; /* redo in progress: no WAL rule (log already durable) */
 	int closing;    /* the final checkpoint marks the header clean */
 	int readonly;   /* cfg->readonly: no file is written, none created */
+	/* Pages the header vouched for at open (the last checkpoint's page
+	 * count).  A page at or past it was allocated after that checkpoint:
+	 * all of it is in the log, so a partial one (a torn extension, e.g.
+	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
+	uint32_t durable_pages;
 	int dw_existed; /* PATH "-dw" existed before this open */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
@@ -981,6 +986,8 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	if (n < 0)
 		return (int)n;
 	p->ctr.page_reads++;
+	if (n < (int64_t)UT_PAGE_SIZE && n > 0 && pgno >= p->durable_pages)
+		n = 0; /* a torn extension: redo rebuilds it whole */
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
 	if (!all_zero(f->pg.data) &&
@@ -1137,15 +1144,23 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 				 p->path, v, ps, UT_FORMAT_VERSION, UT_PAGE_SIZE);
 		return UT_EVERSION;
 	}
-	if (size < UT_PAGE_SIZE || size % UT_PAGE_SIZE) {
-		ut_set_errdetail("%s: truncated or damaged: size %llu is not a "
-				 "multiple of the page size %u", p->path,
-				 (unsigned long long)size, UT_PAGE_SIZE);
+	if (size < UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: truncated: size %llu is less than a page",
+				 p->path, (unsigned long long)size);
 		return UT_ECORRUPT;
 	}
 	if (ut_page_verify(m, 0, p->path))
 		return UT_ECORRUPT;
 	pc = ut_ld32(m + UT_META_PAGECOUNT);
+	if (size % UT_PAGE_SIZE && size / UT_PAGE_SIZE < pc) {
+		/* the partial page is one the checkpoint vouched for */
+		ut_set_errdetail("%s: truncated or damaged: size %llu is not a "
+				 "multiple of the page size %u, and page %llu "
+				 "is below the %u pages of the last checkpoint",
+				 p->path, (unsigned long long)size, UT_PAGE_SIZE,
+				 (unsigned long long)(size / UT_PAGE_SIZE), pc);
+		return UT_ECORRUPT;
+	}
 	root = ut_ld32(m + UT_META_ROOT);
 	fh = ut_ld32(m + UT_META_FREEHEAD);
 	if ((uint64_t)pc * UT_PAGE_SIZE > size) {
@@ -1430,6 +1445,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	p->meta = mf;
 	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
 	p->durable_lsn = p->lsn;
+	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
 	free(dwpath);
 	*out = p;
 	return UT_OK;

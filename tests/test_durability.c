@@ -698,6 +698,73 @@ static void test_dw_damaged_header(void **s)
 	ut_simdisk_free(d);
 }
 
+/* Cut the file at path to bytes (through the vfs, as a full disk would). */
+static void cut_to(ut_vfs *v, const char *path, uint64_t bytes)
+{
+	ut_file *f;
+
+	assert_int_equal(v->open(v, path, 0, &f), UT_OK);
+	assert_int_equal(ut_file_truncate(f, bytes), UT_OK);
+	assert_int_equal(ut_file_sync(f), UT_OK);
+	ut_file_close(f);
+}
+
+/* A partial last page past the last checkpoint's pages (a page write cut
+ * short by a full disk) is a torn extension: recovery rebuilds it from the
+ * log.  A partial page the checkpoint vouched for is still corruption. */
+static void test_torn_extension(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	/* sync=0: no dirty-page checkpoints, so evictions extend the file
+	 * past the header's page count (the crash keeps every write) */
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 0);
+	uint8_t meta[64];
+	uint64_t size;
+	uint32_t pc;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	/* grow the file after the checkpoint: evictions append pages */
+	for (int i = 50; i < 200; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, meta, sizeof(meta)),
+			 (int64_t)sizeof(meta));
+	pc = ut_ld32(meta + UT_META_PAGECOUNT);
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	assert_true(size / UT_PAGE_SIZE > pc); /* pages past the checkpoint */
+
+	/* the last page cut to its first 4 KiB */
+	cut_to(v, DB, size - UT_PAGE_SIZE + 4096);
+	assert_int_equal(reopen_verify(v, &o, 200), 200);
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	assert_int_equal(size % UT_PAGE_SIZE, 0);
+	ut_simdisk_free(d);
+
+	/* the same cut inside the checkpoint's pages: refused */
+	d = ut_simdisk_new();
+	v = ut_simdisk_vfs(d);
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, meta, sizeof(meta)),
+			 (int64_t)sizeof(meta));
+	pc = ut_ld32(meta + UT_META_PAGECOUNT);
+	cut_to(v, DB, (uint64_t)(pc - 1) * UT_PAGE_SIZE + 4096);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "last checkpoint"));
+	ut_simdisk_free(d);
+}
+
 /* ---- atomic mode: a bad checksum is corruption, reported ---------------- */
 
 static void test_atomic_corruption_reported(void **s)
@@ -927,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_dw_file),
 		cmocka_unit_test(test_dw_damaged_header),
+		cmocka_unit_test(test_torn_extension),
 		cmocka_unit_test(test_atomic_corruption_reported),
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_crash_sweep_atomic),
