@@ -19,6 +19,7 @@
 
 #include "btree.h"
 #include "check.h"
+#include "flush_doublewrite.h"
 #include "db.h"
 #include "log.h"
 #include "pager.h"
@@ -170,6 +171,24 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	return ut_pager_checkpoint(p);
 }
 
+/* Recovery ran out of space: say how much it needs at most, so that
+ * freeing "a little" is not guesswork.  Every page redo left dirty may be
+ * written past the file's end, and in doublewrite mode through as many
+ * double-write slots (the file holds at most UT_DW_SLOTS). */
+static void add_space_need(ut_pager *p, char *detail, size_t cap)
+{
+	uint64_t pages = ut_pager_dirty_frames(p), need = pages * UT_PAGE_SIZE;
+	size_t len = strlen(detail);
+
+	if (ut_pager_protect(p) == UT_PROTECT_DOUBLEWRITE)
+		need += UT_DW_SLOT_OFF(pages < UT_DW_SLOTS ? pages : UT_DW_SLOTS);
+	snprintf(detail + len, cap - len, "; recovery needs up to %llu bytes "
+		 "free (%llu pages to write%s)", (unsigned long long)need,
+		 (unsigned long long)pages,
+		 ut_pager_protect(p) == UT_PROTECT_DOUBLEWRITE
+			 ? ", each through the double-write file" : "");
+}
+
 static uint64_t default_checkpoint_bytes(const ut_db *db)
 {
 	return db->opt.sync ? CKPT_LOG_BYTES : CKPT_LOG_BYTES_LAZY;
@@ -217,6 +236,8 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		char detail[512];
 
 		snprintf(detail, sizeof(detail), "%s", ut_errdetail());
+		if (rc == UT_ENOSPC)
+			add_space_need(db->pager, detail, sizeof(detail));
 		ut_pager_set_hooks(db->pager, NULL);
 		ut_pager_set_fatal(db->pager, 1); /* close without writing */
 		(void)ut_pager_close(db->pager);

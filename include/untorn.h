@@ -79,7 +79,12 @@
  * cache may hold the failed commit's changes), ut_checkpoint and the rest
  * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
- * commit.  Likewise a page write refused by the stack (an RWF_ATOMIC write
+ * commit.  Recovery writes too: if it finds the disk full, ut_open returns
+ * UT_ENOSPC, writes nothing it has not finished, and its detail says
+ * "recovery needs up to N bytes free" (in doublewrite mode, with a large
+ * cache, up to the whole double-write file: about 5.2 MB).  A page write
+ * cut short by the full disk past the last checkpoint's pages (a partial
+ * last page) is rebuilt from the log.  Likewise a page write refused by the stack (an RWF_ATOMIC write
  * failing with EINVAL/EOPNOTSUPP: UT_EINVAL/UT_ENOTSUP is returned once,
  * never retried without RWF_ATOMIC) makes further writes UT_EFATAL.
  */

@@ -569,6 +569,47 @@ static void test_enospc(void **s)
 	ut_simdisk_free(d);
 }
 
+/* Recovery on a full disk says how much space it needs, and that much
+ * is enough. */
+static void test_enospc_recovery_need(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 1 << 20, 1);
+	unsigned long long need = 0;
+	const char *at;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	for (int i = 0; i < 60; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	/* crash: the 60 commits are only in the log */
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* an empty -dw: recovery's copies must grow it, so the estimate
+	 * has to cover the double-write file too */
+	v->remove(v, DB "-dw");
+	{
+		ut_file *f;
+
+		assert_int_equal(v->open(v, DB "-dw", UT_OPEN_CREATE, &f), UT_OK);
+		ut_file_close(f);
+	}
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d));
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOSPC);
+	at = strstr(ut_errdetail(), "recovery needs up to ");
+	if (!at)
+		fail_msg("no space need in: %s", ut_errdetail());
+	need = strtoull(at + strlen("recovery needs up to "), NULL, 10);
+	assert_true(need > 0);
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d) + need);
+	assert_int_equal(reopen_verify(v, &o, 60), 60);
+	ut_simdisk_free(d);
+}
+
 /* ---- the double-write file: missing, foreign ---------------------------- */
 
 static void test_dw_file(void **s)
@@ -995,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_dw_file),
 		cmocka_unit_test(test_dw_damaged_header),
 		cmocka_unit_test(test_torn_extension),
+		cmocka_unit_test(test_enospc_recovery_need),
 		cmocka_unit_test(test_atomic_corruption_reported),
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_crash_sweep_atomic),
