@@ -80,7 +80,7 @@
  * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
  * commit.  Recovery writes too: if it finds the disk full, ut_open returns
- * UT_ENOSPC, writes nothing it has not finished, and its detail says
+ * UT_ENOSPC, and its detail says
  * "recovery needs up to N bytes free" (in doublewrite mode, with a large
  * cache, up to the whole double-write file: about 5.2 MB).  A page write
  * cut short by the full disk past the last checkpoint's pages (a partial
