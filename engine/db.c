@@ -19,6 +19,7 @@
 
 #include "btree.h"
 #include "check.h"
+#include "flush_doublewrite.h"
 #include "db.h"
 #include "log.h"
 #include "pager.h"
@@ -69,6 +70,7 @@ void ut_options_default(ut_options *o)
 	o->protect = UT_PROTECT_AUTO;
 	o->create = 1;
 	o->sync = 1;
+	o->lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS;
 }
 
 /* The largest page LSN in the data file (a full scan: only when the log is
@@ -136,6 +138,24 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	return ut_pager_checkpoint(p);
 }
 
+/* Recovery ran out of space: say how much it needs at most, so that
+ * freeing "a little" is not guesswork.  Every page redo left dirty may be
+ * written past the file's end, and in doublewrite mode through as many
+ * double-write slots (the file holds at most UT_DW_SLOTS). */
+static void add_space_need(ut_pager *p, char *detail, size_t cap)
+{
+	uint64_t pages = ut_pager_dirty_frames(p), need = pages * UT_PAGE_SIZE;
+	size_t len = strlen(detail);
+
+	if (ut_pager_protect(p) == UT_PROTECT_DOUBLEWRITE)
+		need += UT_DW_SLOT_OFF(pages < UT_DW_SLOTS ? pages : UT_DW_SLOTS);
+	snprintf(detail + len, cap - len, "; recovery needs up to %llu bytes "
+		 "free (%llu pages to write%s)", (unsigned long long)need,
+		 (unsigned long long)pages,
+		 ut_pager_protect(p) == UT_PROTECT_DOUBLEWRITE
+			 ? ", each through the double-write file" : "");
+}
+
 static uint64_t default_checkpoint_bytes(const ut_db *db)
 {
 	return db->opt.sync ? CKPT_LOG_BYTES : CKPT_LOG_BYTES_LAZY;
@@ -148,6 +168,8 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	pthread_rwlockattr_t ra;
 	ut_db *db;
 	int rc;
+
+	ut_clear_errdetail();
 
 	if (!vfs || !path || !*path || !out)
 		return UT_EINVAL;
@@ -164,17 +186,25 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.protect = db->opt.protect;
 	cfg.create = db->opt.create;
 	cfg.lazy = !db->opt.sync;
+	cfg.lock_wait_ms = db->opt.lock_timeout_ms;
+	cfg.readonly = db->opt.readonly;
+	if (cfg.readonly)
+		cfg.create = 0;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
 	if (rc) {
 		free(db);
 		return rc;
 	}
 	db->ckpt_log_bytes = default_checkpoint_bytes(db);
-	rc = open_log(db, vfs, path);
+	/* read-only opens only cleanly closed databases: the data file holds
+	 * every commit, and the log is neither needed nor touched */
+	rc = db->opt.readonly ? UT_OK : open_log(db, vfs, path);
 	if (rc) {
 		char detail[512];
 
 		snprintf(detail, sizeof(detail), "%s", ut_errdetail());
+		if (rc == UT_ENOSPC)
+			add_space_need(db->pager, detail, sizeof(detail));
 		ut_pager_set_hooks(db->pager, NULL);
 		ut_pager_set_fatal(db->pager, 1); /* close without writing */
 		(void)ut_pager_close(db->pager);
@@ -201,6 +231,8 @@ int ut_close(ut_db *db)
 {
 	int rc, rc2;
 
+	ut_clear_errdetail();
+
 	if (!db)
 		return UT_EINVAL;
 	pthread_mutex_lock(&db->mu);
@@ -226,6 +258,8 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 	ut_txn *t;
 	int rc;
 
+	ut_clear_errdetail();
+
 	if (!db || !out || (flags & ~UT_RDONLY))
 		return UT_EINVAL;
 	*out = NULL;
@@ -244,6 +278,10 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 					 ut_pager_path(db->pager));
 			return UT_EFATAL;
 		}
+	} else if (db->opt.readonly) {
+		free(t);
+		ut_set_errdetail("%s: opened read-only", ut_pager_path(db->pager));
+		return UT_EREADONLY;
 	} else {
 		pthread_rwlock_wrlock(&db->rw);
 		if ((rc = ut_pager_begin(db->pager))) {
@@ -314,6 +352,8 @@ int ut_commit(ut_txn *t)
 	uint64_t lsn = 0;
 	int rc = UT_OK, sync;
 
+	ut_clear_errdetail();
+
 	if (!t)
 		return UT_EINVAL;
 	db = t->db;
@@ -372,10 +412,15 @@ void ut_abort(ut_txn *t)
 
 static int check_key(const void *key, size_t klen)
 {
-	if (!key || klen == 0)
+	if (!key || klen == 0) {
+		ut_set_errdetail("key is empty (keys are 1..%u bytes)", UT_MAX_KEY);
 		return UT_EINVAL;
-	if (klen > UT_MAX_KEY)
+	}
+	if (klen > UT_MAX_KEY) {
+		ut_set_errdetail("key of %zu bytes is longer than %u", klen,
+				 UT_MAX_KEY);
 		return UT_ETOOBIG;
+	}
 	return UT_OK;
 }
 
@@ -403,10 +448,15 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
 		return rc;
-	if (vlen > UT_MAX_VALUE)
+	if (vlen > UT_MAX_VALUE) {
+		ut_set_errdetail("value of %zu bytes is longer than %u", vlen,
+				 UT_MAX_VALUE);
 		return UT_ETOOBIG;
+	}
 	if (!val && vlen)
 		return UT_EINVAL;
 	t->gen++;
@@ -418,6 +468,8 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if (!t || !val || !vlen)
 		return UT_EINVAL;
 	if ((rc = check_key(key, klen)))
@@ -428,6 +480,8 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 int ut_del(ut_txn *t, const void *key, size_t klen)
 {
 	int rc;
+
+	ut_clear_errdetail();
 
 	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
 		return rc;
@@ -467,6 +521,8 @@ int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if ((rc = cursor_ok(c)))
 		return rc;
 	if (klen && !key)
@@ -480,6 +536,8 @@ int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 int ut_cursor_next(ut_cursor *c)
 {
 	int rc;
+
+	ut_clear_errdetail();
 
 	if ((rc = cursor_ok(c)))
 		return rc;
@@ -520,6 +578,8 @@ int ut_checkpoint(ut_db *db)
 {
 	int rc;
 
+	ut_clear_errdetail();
+
 	if (!db)
 		return UT_EINVAL;
 	pthread_rwlock_wrlock(&db->rw);
@@ -535,7 +595,9 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	ut_io_counters cc, *c = &cc;
 	ut_pager_counters_copy(db->pager, &cc);
 	ut_wal_stats ws;
-	ut_wal_stats_get(ut_log_wal(db->log), &ws);
+	memset(&ws, 0, sizeof(ws));
+	if (db->log)
+		ut_wal_stats_get(ut_log_wal(db->log), &ws);
 	ut_file *f = ut_pager_file(db->pager);
 	memset(st, 0, sizeof(*st));
 	st->protect = ut_pager_protect(db->pager);
@@ -596,5 +658,5 @@ uint64_t ut_db_auto_checkpoints(ut_db *db)
 
 ut_wal *ut_db_wal(ut_db *db)
 {
-	return ut_log_wal(db->log);
+	return db->log ? ut_log_wal(db->log) : NULL;
 }

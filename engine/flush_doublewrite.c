@@ -39,8 +39,12 @@ static int header_ok(const uint8_t *h, uint32_t slot)
 	       ut_ld32(h + 28) == ut_crc32c(0, h, 28);
 }
 
-/* The floor recorded in dw (0 when absent or not valid). */
-static int read_floor(ut_file *dw, uint64_t *floor)
+static int all_zero(const uint8_t *b, size_t n);
+
+/* The floor recorded in dw (0 when absent or not valid); *ours is 1 when
+ * the floor sector is a valid one of ours, -1 when it is neither that nor
+ * zero (damaged or foreign), else 0. */
+static int read_floor(ut_file *dw, uint64_t *floor, int *ours)
 {
 	uint8_t *h = ut_io_alloc(UT_DW_HDR);
 	int64_t n;
@@ -48,19 +52,40 @@ static int read_floor(ut_file *dw, uint64_t *floor)
 	if (!h)
 		return UT_ENOMEM;
 	*floor = 0;
+	*ours = 0;
 	n = ut_file_read(dw, h, UT_DW_HDR, UT_DW_FLOOR_OFF);
-	if (n > 0 && ut_ld64(h) != 0 && ut_ld64(h) != UT_DW_FLOOR_MAGIC) {
-		/* written whole (one sector): zero or ours, else foreign */
-		ut_set_errdetail("%s: not an untorn double-write file (bad magic)",
-				 dw->path);
-		free(h);
-		return UT_ENOTDB;
-	}
 	if (n == (int64_t)UT_DW_HDR && ut_ld64(h) == UT_DW_FLOOR_MAGIC &&
-	    ut_ld32(h + 16) == ut_crc32c(0, h, 16))
+	    ut_ld32(h + 16) == ut_crc32c(0, h, 16)) {
 		*floor = ut_ld64(h + 8);
+		*ours = 1;
+	} else if (n > 0 && !all_zero(h, (size_t)n)) {
+		*ours = -1;
+	}
 	free(h);
 	return n < 0 ? (int)n : UT_OK;
+}
+
+static int all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* A header sector is written whole (one 4 KiB sector): zero, or ours.  A
+ * file with nothing of ours (no valid slot header, no valid floor) but
+ * something else is foreign; one damaged header among ours is damage,
+ * which recovery judges slot by slot. */
+static int check_ours(ut_file *dw, uint64_t ours, uint64_t damaged)
+{
+	if (damaged && !ours) {
+		ut_set_errdetail("%s: not an untorn double-write file (no valid "
+				 "slot header or floor, %llu foreign)", dw->path,
+				 (unsigned long long)damaged);
+		return UT_ENOTDB;
+	}
+	return UT_OK;
 }
 
 /* Every copy made so far protects a write that is now durable: raise the
@@ -88,16 +113,21 @@ static int raise_floor(ut_flusher *fl)
 	return UT_OK;
 }
 
-/* Highest batch id in the dw file (0 if none). */
+/* Highest batch id in the dw file (0 if none); UT_ENOTDB when the file
+ * is not ours (check_ours). */
 static int scan_max_batch(ut_file *dw, uint64_t *max)
 {
 	uint8_t *h = ut_io_alloc(UT_DW_HDR);
-	int rc = UT_OK;
+	uint64_t floor, ours = 0, damaged = 0;
+	int rc, floor_ours;
 
 	if (!h)
 		return UT_ENOMEM;
 	*max = 0;
-	for (uint32_t s = 0; s < UT_DW_SLOTS; s++) {
+	rc = read_floor(dw, &floor, &floor_ours);
+	ours += floor_ours == 1;
+	damaged += floor_ours == -1;
+	for (uint32_t s = 0; s < UT_DW_SLOTS && rc == UT_OK; s++) {
 		int64_t n = ut_file_read(dw, h, UT_DW_HDR,
 					 UT_DW_SLOT_OFF(s));
 		if (n < 0) {
@@ -106,19 +136,16 @@ static int scan_max_batch(ut_file *dw, uint64_t *max)
 		}
 		if (n < (int64_t)UT_DW_HDR)
 			break;
-		/* A header sector is written whole (one 4 KiB sector): it is
-		 * zero, or starts with the magic.  Anything else is not ours. */
-		if (ut_ld64(h) != 0 && ut_ld64(h) != UT_DW_MAGIC) {
-			ut_set_errdetail("%s: slot %u: not an untorn double-write "
-					 "file (bad magic)", dw->path, s);
-			rc = UT_ENOTDB;
-			break;
+		if (header_ok(h, s)) {
+			ours++;
+			if (ut_ld64(h + 8) > *max)
+				*max = ut_ld64(h + 8);
+		} else if (!all_zero(h, UT_DW_HDR)) {
+			damaged++;
 		}
-		if (header_ok(h, s) && ut_ld64(h + 8) > *max)
-			*max = ut_ld64(h + 8);
 	}
 	free(h);
-	return rc;
+	return rc ? rc : check_ours(dw, ours, damaged);
 }
 
 static int dw_open(ut_flusher *fl, ut_file **dw)
@@ -170,8 +197,11 @@ static int dw_init(ut_flusher *fl)
 	rc = dw_open(fl, &st->dw);
 	if (rc == UT_OK)
 		rc = scan_max_batch(st->dw, &st->next_batch);
-	if (rc == UT_OK)
-		rc = read_floor(st->dw, &floor);
+	if (rc == UT_OK) {
+		int floor_ours;
+
+		rc = read_floor(st->dw, &floor, &floor_ours);
+	}
 	if (rc) {
 		dw_fini(fl);
 		return rc;
@@ -182,6 +212,39 @@ static int dw_init(ut_flusher *fl)
 	return UT_OK;
 }
 
+/* The page number of the copy in slot s whose header is damaged, taken
+ * from the copy itself when it verifies; UINT32_MAX when it does not (no
+ * page can be named; a torn page it might have protected is still caught
+ * by its checksum when read). */
+static int damaged_copy(ut_file *dw, uint32_t s, uint8_t *copy,
+			const char *path, uint32_t *pgno)
+{
+	int64_t n = ut_file_read(dw, copy, UT_PAGE_SIZE,
+				 UT_DW_SLOT_OFF(s) + UT_DW_HDR);
+
+	*pgno = UINT32_MAX;
+	if (n < 0)
+		return (int)n;
+	if (n == (int64_t)UT_PAGE_SIZE &&
+	    ut_page_verify(copy, ut_page_pgno(copy), path) == UT_OK)
+		*pgno = ut_page_pgno(copy);
+	return UT_OK;
+}
+
+/* 1 when page pgno of data fails ut_page_verify (or is missing), 0 when
+ * it is whole, or a negative code. */
+static int home_fails(ut_file *data, uint32_t pgno, uint8_t *home,
+		      const char *path)
+{
+	int64_t n = ut_file_read(data, home, UT_PAGE_SIZE,
+				 (uint64_t)pgno * UT_PAGE_SIZE);
+
+	if (n < 0)
+		return (int)n;
+	return n != (int64_t)UT_PAGE_SIZE ||
+	       ut_page_verify(home, pgno, path) != UT_OK;
+}
+
 int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		  ut_dw_recovery *out)
 {
@@ -190,7 +253,14 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		uint32_t slot;
 		uint64_t batch;
 	} best[UT_DW_SLOTS];
-	size_t nbest = 0;
+	/* copies whose page verifies but whose header does not */
+	struct damaged {
+		uint32_t pgno;
+		uint32_t slot;
+	} bad[UT_DW_SLOTS];
+	size_t nbest = 0, nbad = 0;
+	uint64_t nours = 0, ndamaged = 0;
+	int floor_ours;
 	uint8_t *h = ut_io_alloc(UT_DW_HDR), *copy = ut_io_alloc(UT_PAGE_SIZE),
 		*home = ut_io_alloc(UT_PAGE_SIZE);
 	ut_dw_recovery r;
@@ -201,8 +271,10 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		rc = UT_ENOMEM;
 		goto out;
 	}
-	if ((rc = read_floor(dw, &r.floor)))
+	if ((rc = read_floor(dw, &r.floor, &floor_ours)))
 		goto out;
+	nours = floor_ours == 1;
+	ndamaged = floor_ours == -1;
 	/* 1. The newest valid copy of each page. */
 	for (uint32_t s = 0; s < UT_DW_SLOTS; s++) {
 		uint64_t off = UT_DW_SLOT_OFF(s), batch;
@@ -217,7 +289,18 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		if (n < (int64_t)UT_DW_HDR)
 			break;
 		r.slots++;
-		if (!header_ok(h, s) || ut_ld64(h + 8) < r.floor)
+		if (!header_ok(h, s)) {
+			if (all_zero(h, UT_DW_HDR))
+				continue;
+			ndamaged++;
+			if ((rc = damaged_copy(dw, s, copy, path, &bad[nbad].pgno)))
+				goto out;
+			if (bad[nbad].pgno != UINT32_MAX)
+				bad[nbad++].slot = s;
+			continue;
+		}
+		nours++;
+		if (ut_ld64(h + 8) < r.floor)
 			continue;
 		n = ut_file_read(dw, copy, UT_PAGE_SIZE, off + UT_DW_HDR);
 		if (n < 0) {
@@ -240,6 +323,30 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		else if (batch > best[i].batch)
 			best[i] = (struct best){ pgno, s, batch };
 	}
+	if ((rc = check_ours(dw, nours, ndamaged)))
+		goto out;
+	/* 1b. A copy behind a damaged header cannot be trusted (its batch,
+	 * hence whether it is current, is unknown).  It is needed only when
+	 * its page fails in place and has no other valid copy. */
+	for (size_t k = 0; k < nbad; k++) {
+		size_t i;
+
+		for (i = 0; i < nbest && best[i].pgno != bad[k].pgno; i++)
+			;
+		if (i < nbest)
+			continue;
+		if ((rc = home_fails(data, bad[k].pgno, home, path)) < 0)
+			goto out;
+		if (rc) {
+			ut_set_errdetail("%s: page %u fails its checksum in place, "
+					 "and its only copy (%s, slot %u) has a "
+					 "damaged header: cannot tell whether the "
+					 "copy is current", path, bad[k].pgno,
+					 dw->path, bad[k].slot);
+			rc = UT_ECORRUPT;
+			goto out;
+		}
+	}
 	/* 2. Restore each page that fails in place. */
 	for (size_t i = 0; i < nbest; i++) {
 		uint64_t home_off = (uint64_t)best[i].pgno * UT_PAGE_SIZE;
@@ -252,6 +359,15 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 		if (n == (int64_t)UT_PAGE_SIZE &&
 		    ut_page_verify(home, best[i].pgno, path) == UT_OK)
 			continue;
+		if (floor_ours == -1) {
+			/* copies below a lost floor would bring back old pages */
+			ut_set_errdetail("%s: page %u fails its checksum in place, "
+					 "and the floor of %s is damaged: cannot "
+					 "tell whether its copy is current", path,
+					 best[i].pgno, dw->path);
+			rc = UT_ECORRUPT;
+			goto out;
+		}
 		n = ut_file_read(dw, copy, UT_PAGE_SIZE,
 				 UT_DW_SLOT_OFF(best[i].slot) + UT_DW_HDR);
 		if (n != (int64_t)UT_PAGE_SIZE) {

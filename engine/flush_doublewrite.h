@@ -41,6 +41,15 @@
  * page in place fails ut_page_verify (or is missing), it is rewritten from
  * that copy.  Pages in place that verify are left alone even when a copy
  * differs (the in-place write either completed or never started).
+ *
+ * Damage: a header sector that is neither zero nor valid is damaged, not
+ * foreign, as long as anything else in the file (a slot header, the floor)
+ * is ours; a file with nothing of ours is UT_ENOTDB.  A copy behind a
+ * damaged header is ignored unless it is needed: its page (named by the
+ * copy itself, when the copy verifies) fails in place and has no other
+ * valid copy -- then UT_ECORRUPT naming the page, since its batch (current
+ * or below the floor?) is unknown.  Likewise a page that would be restored
+ * while the floor sector is damaged is UT_ECORRUPT.
  */
 #ifndef UT_FLUSH_DOUBLEWRITE_H
 #define UT_FLUSH_DOUBLEWRITE_H

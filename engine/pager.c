@@ -63,6 +63,12 @@ struct ut_pager {
 	int poisoned;   /* cached state may be uncommitted: refuse reads too */
 	int recovering; /* redo in progress: no WAL rule (log already durable) */
 	int closing;    /* the final checkpoint marks the header clean */
+	int readonly;   /* cfg->readonly: no file is written, none created */
+	/* Pages the header vouched for at open (the last checkpoint's page
+	 * count).  A page at or past it was allocated after that checkpoint:
+	 * all of it is in the log, so a partial one (a torn extension, e.g.
+	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
+	uint32_t durable_pages;
 	int dw_existed; /* PATH "-dw" existed before this open */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
@@ -213,7 +219,10 @@ void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out)
 	*out = p->ctr;
 	pthread_mutex_unlock(&p->mu);
 }
-int ut_pager_protect(ut_pager *p) { return p->fl->ops->protect; }
+int ut_pager_protect(ut_pager *p)
+{
+	return p->readonly ? (int)p->last_mode : p->fl->ops->protect;
+}
 int ut_pager_fatal(ut_pager *p) { return p->fatal; }
 size_t ut_pager_frames(ut_pager *p) { return p->nframes; }
 
@@ -654,6 +663,10 @@ int ut_pager_free(ut_pager *p, ut_pg *pg)
 
 int ut_pager_begin(ut_pager *p)
 {
+	if (p->readonly) {
+		ut_set_errdetail("%s: opened read-only", p->path);
+		return UT_EREADONLY;
+	}
 	if (p->fatal)
 		return UT_EFATAL;
 	if (p->in_txn)
@@ -817,6 +830,10 @@ int ut_pager_checkpoint(ut_pager *p)
 
 	if (p->in_txn)
 		return UT_EBUSY;
+	if (p->readonly) {
+		ut_set_errdetail("%s: opened read-only", p->path);
+		return UT_EREADONLY;
+	}
 	if (p->fatal)
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
@@ -904,7 +921,12 @@ const char *ut_pager_direct_note(ut_pager *p)
 	return ut_file_direct_note(p->file);
 }
 ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }
-const char *ut_pager_protect_reason(ut_pager *p) { return p->fl->reason; }
+const char *ut_pager_protect_reason(ut_pager *p)
+{
+	return p->readonly ? "read-only open: no page writes (the mode is the "
+			     "one the database last ran in)" : p->fl->reason;
+}
+int ut_pager_readonly(ut_pager *p) { return p->readonly; }
 
 /* ---- redo (recovery) -------------------------------------------------- */
 
@@ -964,6 +986,8 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	if (n < 0)
 		return (int)n;
 	p->ctr.page_reads++;
+	if (n < (int64_t)UT_PAGE_SIZE && n > 0 && pgno >= p->durable_pages)
+		n = 0; /* a torn extension: redo rebuilds it whole */
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
 	if (!all_zero(f->pg.data) &&
@@ -1057,7 +1081,10 @@ int ut_pager_close(ut_pager *p)
 	if (p->in_txn)
 		ut_pager_rollback(p);
 	p->closing = 1;
-	rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
+	if (p->readonly)
+		rc = UT_OK; /* nothing was changed, nothing is written */
+	else
+		rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
 	if (rc)
 		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
 				 p->path, ut_strerror(rc));
@@ -1117,15 +1144,23 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 				 p->path, v, ps, UT_FORMAT_VERSION, UT_PAGE_SIZE);
 		return UT_EVERSION;
 	}
-	if (size < UT_PAGE_SIZE || size % UT_PAGE_SIZE) {
-		ut_set_errdetail("%s: truncated or damaged: size %llu is not a "
-				 "multiple of the page size %u", p->path,
-				 (unsigned long long)size, UT_PAGE_SIZE);
+	if (size < UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: truncated: size %llu is less than a page",
+				 p->path, (unsigned long long)size);
 		return UT_ECORRUPT;
 	}
 	if (ut_page_verify(m, 0, p->path))
 		return UT_ECORRUPT;
 	pc = ut_ld32(m + UT_META_PAGECOUNT);
+	if (size % UT_PAGE_SIZE && size / UT_PAGE_SIZE < pc) {
+		/* the partial page is one the checkpoint vouched for */
+		ut_set_errdetail("%s: truncated or damaged: size %llu is not a "
+				 "multiple of the page size %u, and page %llu "
+				 "is below the %u pages of the last checkpoint",
+				 p->path, (unsigned long long)size, UT_PAGE_SIZE,
+				 (unsigned long long)(size / UT_PAGE_SIZE), pc);
+		return UT_ECORRUPT;
+	}
 	root = ut_ld32(m + UT_META_ROOT);
 	fh = ut_ld32(m + UT_META_FREEHEAD);
 	if ((uint64_t)pc * UT_PAGE_SIZE > size) {
@@ -1139,6 +1174,77 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 		return UT_ECORRUPT;
 	}
 	return UT_OK;
+}
+
+/* Read-only: one buffered O_RDONLY handle under a shared lock; no
+ * double-write file is opened or created, no recovery runs.  A database
+ * that was not closed cleanly may need recovery (log redo, torn-page
+ * repair), which writes: refused. */
+static int open_readonly(ut_pager *p, const ut_pager_config *cfg,
+			 ut_pager **out)
+{
+	struct frame *mf = new_frame(p);
+	uint64_t size;
+	int64_t n;
+	int rc;
+
+	if (!mf) {
+		rc = UT_ENOMEM;
+		goto fail;
+	}
+	rc = p->vfs->open(p->vfs, p->path, UT_OPEN_RDONLY | UT_OPEN_LOCK |
+			  UT_OPEN_WAIT(cfg->lock_wait_ms), &p->file);
+	if (rc == UT_NOTFOUND) {
+		ut_set_errdetail("%s: open: No such file or directory (read-only)",
+				 p->path);
+		rc = UT_EIO;
+	}
+	if (rc)
+		goto fail;
+	p->rfile = p->wfile = p->file;
+	if ((rc = ut_file_size(p->file, &size)))
+		goto fail;
+	/* a flusher that never writes: it only completes the pager */
+	rc = ut_flusher_create(UT_PROTECT_UNSAFE, p->vfs, p->path, p->file,
+			       &p->ctr, &p->fl);
+	if (rc)
+		goto fail;
+	if (size == 0) {
+		ut_set_errdetail("%s: empty file, not an untorn database", p->path);
+		rc = UT_ENOTDB;
+		goto fail;
+	}
+	n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	if ((rc = check_meta(p, mf->pg.data, size))) {
+		if (rc == UT_ECORRUPT)
+			p->ctr.corrupt_pages++;
+		goto fail;
+	}
+	p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
+	if (!ut_ld32(mf->pg.data + UT_META_CLEAN)) {
+		ut_set_errdetail("%s: not closed cleanly, so opening it needs "
+				 "recovery (log redo, torn-page repair), which "
+				 "writes; a read-only open refuses (open it "
+				 "read-write once to recover)", p->path);
+		rc = UT_EREADONLY;
+		goto fail;
+	}
+	mf->pg.pgno = 0;
+	mf->valid = 1;
+	mf->pin = 1;
+	hinsert(p, mf);
+	p->meta = mf;
+	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
+	p->durable_lsn = p->lsn;
+	*out = p;
+	return UT_OK;
+fail:
+	pager_free_all(p);
+	return rc;
 }
 
 int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
@@ -1172,10 +1278,17 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		goto fail;
 	}
 
+	p->readonly = cfg->readonly;
+	if (p->readonly)
+		return open_readonly(p, cfg, out);
 	rc = vfs->open(vfs, path, (cfg->create ? UT_OPEN_CREATE : 0) |
-			   UT_OPEN_DIRECT | UT_OPEN_LOCK, &p->file);
+			   UT_OPEN_DIRECT | UT_OPEN_LOCK |
+			   UT_OPEN_WAIT(cfg->lock_wait_ms), &p->file);
 	if (rc == UT_NOTFOUND) {
-		ut_set_errdetail("%s: open: No such file or directory (create is off)",
+		/* with create, ENOENT means the directory is missing */
+		ut_set_errdetail(cfg->create ? "%s: open: No such file or directory "
+				 "(its directory does not exist)"
+				 : "%s: open: No such file or directory (create is off)",
 				 path);
 		rc = UT_EIO;
 	}
@@ -1332,6 +1445,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	p->meta = mf;
 	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
 	p->durable_lsn = p->lsn;
+	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
 	free(dwpath);
 	*out = p;
 	return UT_OK;

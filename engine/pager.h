@@ -150,6 +150,10 @@ typedef struct ut_pager_config {
 	 * written (not synced) up to them.  Checkpoints stay DURABLE. */
 	int lazy;
 	const ut_log_hooks *hooks; /* NULL: no log */
+	unsigned lock_wait_ms; /* wait this long for a live holder's lock */
+	/* Open O_RDONLY under a shared lock, write and create nothing; a
+	 * header not marked clean (recovery needed) is UT_EREADONLY. */
+	int readonly;
 } ut_pager_config;
 
 /* Open the data file (UT_OPEN_DIRECT | UT_OPEN_LOCK) and check its header:
@@ -191,6 +195,7 @@ ut_io_counters *ut_pager_counters(ut_pager *p);
 /* A consistent copy of the counters (takes the pool mutex). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
+int ut_pager_readonly(ut_pager *p);
 /* Frames currently allocated / pinned (tests). */
 size_t ut_pager_frames(ut_pager *p);
 size_t ut_pager_pinned(ut_pager *p);

@@ -12,8 +12,10 @@
  * Keys are byte strings of 1..UT_MAX_KEY bytes ordered by memcmp, then length.
  * Values are 0..UT_MAX_VALUE bytes; larger ones give UT_ETOOBIG.
  *
- * Concurrency: one process opens a database at a time (a second gets
- * UT_ELOCKED).  Inside it, any number of threads may use one ut_db.  Write
+ * Concurrency: one process opens a database at a time (a second waits up to
+ * lock_timeout_ms, then gets UT_ELOCKED).  The lock goes with the process:
+ * a restart right after a crash (even SIGKILL with io_uring writes in
+ * flight; ut_open waits for those writes to land) opens at once.  Inside it, any number of threads may use one ut_db.  Write
  * transactions are serialized (ut_begin of a second writer waits).  Read-only
  * transactions are serialized against writers: a reader holds a shared lock
  * from ut_begin to ut_commit/ut_abort, so it sees the committed state as of
@@ -77,7 +79,12 @@
  * cache may hold the failed commit's changes), ut_checkpoint and the rest
  * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
- * commit.  Likewise a page write refused by the stack (an RWF_ATOMIC write
+ * commit.  Recovery writes too: if it finds the disk full, ut_open returns
+ * UT_ENOSPC, and its detail says
+ * "recovery needs up to N bytes free" (in doublewrite mode, with a large
+ * cache, up to the whole double-write file: about 5.2 MB).  A page write
+ * cut short by the full disk past the last checkpoint's pages (a partial
+ * last page) is rebuilt from the log.  Likewise a page write refused by the stack (an RWF_ATOMIC write
  * failing with EINVAL/EOPNOTSUPP: UT_EINVAL/UT_ENOTSUP is returned once,
  * never retried without RWF_ATOMIC) makes further writes UT_EFATAL.
  */
@@ -135,7 +142,12 @@ typedef struct ut_options {
 	enum ut_protect protect;
 	int create;            /* create the database if missing (default 1) */
 	int sync;              /* 1: commit durable on return (default); 0: "OFF" above */
+	/* appended in 0.1: */
+	unsigned lock_timeout_ms; /* wait for another opener, see ut_open */
+	int readonly;          /* 1: read-only open, see ut_open (default 0) */
 } ut_options;
+
+#define UT_DEFAULT_LOCK_TIMEOUT_MS 500u
 
 typedef struct ut_stats {
 	int protect;               /* enum ut_protect actually in use (never AUTO) */
@@ -150,7 +162,8 @@ typedef struct ut_stats {
 	int uring;                 /* 1: page write batches go through io_uring */
 } ut_stats;
 
-/* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1. */
+/* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1,
+ * lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS. */
 void ut_options_default(ut_options *o);
 
 /* Open (or create) the database at path.  o may be NULL for defaults.
@@ -159,10 +172,21 @@ void ut_options_default(ut_options *o);
  * file with create=0; with create=1 an empty file is initialised),
  * UT_EVERSION other format version or page size, UT_ECORRUPT header page
  * checksum failure or truncated file, UT_ELOCKED opened already (by another
- * process or another ut_open in this one), UT_EIO with detail "No such file
+ * process or another ut_open in this one) and still so after
+ * o->lock_timeout_ms (like SQLite's busy timeout; 0 = do not wait, at most
+ * 65535), UT_EIO with detail "No such file
  * or directory" when the file is missing and create=0, UT_ENOTSUP for a
  * protection mode this build or file cannot do. */
 int ut_open(const char *path, const ut_options *o, ut_db **db);
+/* Read-only open (o->readonly = 1): no file is written or created (no
+ * "-dw", no "-wal", no checkpoint, no log truncation), so files without
+ * write permission can be read, and several read-only openers may share
+ * the database (a read-write one excludes them).  Only write transactions
+ * are refused (UT_EREADONLY), and ut_checkpoint.  A database that was not
+ * closed cleanly needs recovery, and recovery writes: such an open fails
+ * with UT_EREADONLY (detail: "not closed cleanly ...") -- open it
+ * read-write once to recover.  ut_stats.protect is the mode the database
+ * last ran in. */
 
 /* Flush, checkpoint and close.  Open transactions must have ended
  * (UT_EBUSY otherwise, and the handle stays open). */
@@ -216,7 +240,10 @@ int ut_stats_get(ut_db *db, ut_stats *st);
 /* A static English explanation of rc. */
 const char *ut_strerror(int rc);
 
-/* The calling thread's last error in detail (file, page, errno), or "" . */
+/* The calling thread's last error in detail (file, page, errno), or "".
+ * Every call above clears it first, so it describes the latest call only
+ * (ut_abort, ut_cursor_get/close, ut_stats_get and the name functions
+ * leave it as it was). */
 const char *ut_errdetail(void);
 
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */

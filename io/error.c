@@ -23,6 +23,11 @@ void ut_set_errdetail(const char *fmt, ...)
 	va_end(ap);
 }
 
+void ut_clear_errdetail(void)
+{
+	errdetail[0] = 0;
+}
+
 const char *ut_errdetail(void)
 {
 	return errdetail;

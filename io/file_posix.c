@@ -16,8 +16,20 @@
  *    ut_file_uses_uring() tells which.  Buffered files always use the
  *    loop: io_uring punts buffered writes to one io-wq worker per inode,
  *    which only adds a thread hop to a memory copy.
- *  - lock: flock(LOCK_EX|LOCK_NB).  flock() locks belong to the open file
- *    description, so a second open in the same process conflicts too.
+ *  - lock (UT_OPEN_LOCK): two locks, exclusive (shared with UT_OPEN_RDONLY).
+ *     1. The holder lock: flock() on a descriptor of its own that never
+ *        enters an io_uring ring, so it is released the moment its process
+ *        is gone.  A live holder makes the opener wait up to
+ *        UT_OPEN_WAIT_MS(oflags), then fail with UT_ELOCKED.  flock() locks
+ *        belong to the open file description, so a second open in the same
+ *        process conflicts too.
+ *     2. The I/O lock: an OFD record lock (F_OFD_SETLK, a namespace apart
+ *        from flock) on the data descriptor itself.  An io_uring request
+ *        holds a reference to the file it writes, so when a process is
+ *        killed with writes in flight its data descriptor, and this lock,
+ *        outlive it until those writes complete.  A new opener that has the
+ *        holder lock waits for them (up to IO_DRAIN_WAIT_MS): recovery must
+ *        not read pages that a dead process is still writing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ut_atomic_compat.h"
@@ -40,12 +53,17 @@
 #endif
 
 #define RING_DEPTH 64u
+/* How long to wait for an exited holder's in-flight writes (they finish in
+ * milliseconds; this only bounds a hung device). */
+#define IO_DRAIN_WAIT_MS 5000u
+#define LOCK_POLL_US 1000u
 
 enum { URING_UNKNOWN = -1, URING_OFF = 0, URING_ON = 1 };
 
 struct posix_file {
 	ut_file base;
 	int fd;
+	int holder_fd; /* UT_OPEN_LOCK: the holder lock's descriptor, else -1 */
 	pthread_mutex_t lock; /* protects ring and uring_state */
 	int uring_state;
 	struct io_uring ring;
@@ -403,6 +421,8 @@ static void posix_close(ut_file *f)
 		io_uring_queue_exit(&pf->ring);
 	pthread_mutex_destroy(&pf->lock);
 	close(pf->fd);
+	if (pf->holder_fd >= 0)
+		close(pf->holder_fd);
 	free(f->path);
 	free(pf);
 }
@@ -470,12 +490,89 @@ static int open_fd(const char *path, unsigned oflags, int *direct,
 	return open(path, flags, 0644);
 }
 
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* One attempt at lock `which` (0: holder flock, 1: I/O OFD lock) on fd;
+ * 0 or an errno (EWOULDBLOCK when held elsewhere). */
+static int try_lock(int fd, int which, int shared)
+{
+	struct flock fl = { .l_type = shared ? F_RDLCK : F_WRLCK,
+			    .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	int r;
+
+	if (which == 0)
+		r = flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB);
+	else
+		r = fcntl(fd, F_OFD_SETLK, &fl);
+	if (r == 0)
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? EWOULDBLOCK : errno;
+}
+
+/* try_lock, retried until wait_ms have passed. */
+static int lock_wait(int fd, int which, int shared, unsigned wait_ms)
+{
+	uint64_t deadline = ms_now() + wait_ms;
+	int err;
+
+	while ((err = try_lock(fd, which, shared)) == EWOULDBLOCK ||
+	       err == EINTR) {
+		if (err == EWOULDBLOCK && ms_now() >= deadline)
+			break;
+		usleep(LOCK_POLL_US);
+	}
+	return err;
+}
+
+/* The two locks of UT_OPEN_LOCK (see the top of this file) for data
+ * descriptor fd; *holder_fd gets the holder lock's descriptor. */
+static int take_locks(const char *path, int fd, unsigned oflags,
+		      int *holder_fd)
+{
+	int shared = (oflags & UT_OPEN_RDONLY) != 0;
+	int hfd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (hfd < 0) {
+		err = errno;
+		ut_set_errdetail("%s: open for the lock: %s", path, strerror(err));
+		return ut_errno_to_rc(err);
+	}
+	err = lock_wait(hfd, 0, shared, UT_OPEN_WAIT_MS(oflags));
+	if (err == EWOULDBLOCK) {
+		close(hfd);
+		ut_set_errdetail("%s: locked by another process or handle (still "
+				 "held after %u ms)", path, UT_OPEN_WAIT_MS(oflags));
+		return UT_ELOCKED;
+	}
+	if (err == 0)
+		err = lock_wait(fd, 1, shared, IO_DRAIN_WAIT_MS);
+	if (err) {
+		close(hfd);
+		if (err == EWOULDBLOCK) {
+			ut_set_errdetail("%s: writes of a process that had it open "
+					 "are still in flight after %u ms", path,
+					 IO_DRAIN_WAIT_MS);
+			return UT_ELOCKED;
+		}
+		ut_set_errdetail("%s: lock: %s", path, strerror(err));
+		return ut_errno_to_rc(err);
+	}
+	*holder_fd = hfd;
+	return UT_OK;
+}
+
 static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 		      ut_file **out)
 {
 	struct posix_file *pf;
 	const char *note;
-	int direct, fd;
+	int direct, fd, holder_fd = -1, rc;
 
 	(void)v;
 	if (!path || !out)
@@ -486,20 +583,21 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 		ut_set_errdetail("%s: open: %s", path, strerror(err));
 		return err == ENOENT ? UT_NOTFOUND : ut_errno_to_rc(err);
 	}
-	if ((oflags & UT_OPEN_LOCK) && flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno;
+	if ((oflags & UT_OPEN_LOCK) &&
+	    (rc = take_locks(path, fd, oflags, &holder_fd))) {
 		close(fd);
-		ut_set_errdetail("%s: locked by another process or handle (%s)",
-				 path, strerror(err));
-		return err == EWOULDBLOCK ? UT_ELOCKED : ut_errno_to_rc(err);
+		return rc;
 	}
 	pf = calloc(1, sizeof(*pf));
 	if (!pf || !(pf->base.path = strdup(path))) {
 		free(pf);
 		close(fd);
+		if (holder_fd >= 0)
+			close(holder_fd);
 		return UT_ENOMEM;
 	}
 	pf->fd = fd;
+	pf->holder_fd = holder_fd;
 	pf->base.ops = &posix_ops;
 	pf->base.direct = direct;
 	pf->uring_state = URING_UNKNOWN;

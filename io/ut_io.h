@@ -36,7 +36,12 @@
 #define UT_OPEN_CREATE 1u /* create if missing */
 #define UT_OPEN_DIRECT 2u /* try O_DIRECT; fall back to buffered, f->direct = 0 */
 #define UT_OPEN_LOCK 4u   /* exclusive lock for this handle; UT_ELOCKED if held */
-#define UT_OPEN_RDONLY 8u
+#define UT_OPEN_RDONLY 8u /* read only; with UT_OPEN_LOCK the lock is shared */
+/* With UT_OPEN_LOCK: wait up to ms (at most 65535) for a live holder to let
+ * go before UT_ELOCKED.  The lock of a holder that has exited is free at
+ * once (the POSIX vfs still waits for that process's writes in flight). */
+#define UT_OPEN_WAIT(ms) (((unsigned)(ms) > 0xffffu ? 0xffffu : (unsigned)(ms)) << 16)
+#define UT_OPEN_WAIT_MS(oflags) ((unsigned)(oflags) >> 16)
 
 /* write flags */
 #define UT_WRITE_ATOMIC 1u /* RWF_ATOMIC */
@@ -104,6 +109,10 @@ void *ut_io_alloc(size_t len);
 /* Record the calling thread's error detail (printf-style) for ut_errdetail. */
 void ut_set_errdetail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/* Forget it: each public call starts with this, so a detail never
+ * outlives the call it describes. */
+void ut_clear_errdetail(void);
 
 /* Map an errno to a UT_E* code. */
 int ut_errno_to_rc(int err);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -576,6 +578,238 @@ static void test_not_a_db(void **state)
 	assert_int_not_equal(access(f3, F_OK), 0);
 }
 
+/* Errors name their own cause: a negative size is a usage error, a bad
+ * key does not repeat a detail left over from the open, a missing
+ * directory is called that. */
+static void test_error_messages(void **state)
+{
+	struct out o;
+	const char *db = dbpath("err.db");
+	char longkey[UT_MAX_KEY + 2], missing[800];
+
+	(void)state;
+	run(&o, NULL, "--cache", "-5", "put", db, "k", "v", NULL);
+	EXPECT_STATUS(&o, 64);
+	assert_non_null(strstr(o.err, "--cache"));
+	assert_int_not_equal(access(db, F_OK), 0);
+	out_free(&o);
+
+	run(&o, NULL, "put", db, "k", "v", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	memset(longkey, 'x', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	static const char *const cmds[] = { "put", "get", "del" };
+	for (size_t i = 0; i < 3; i++) {
+		for (int empty = 0; empty < 2; empty++) {
+			const char *a[] = { cmds[i], db, empty ? "" : longkey, "v",
+					    NULL };
+
+			if (i)
+				a[3] = NULL;
+			runv(&o, NULL, 0, a);
+			EXPECT_STATUS(&o, 3);
+			assert_non_null(strstr(o.err, empty ? "empty" : "longer"));
+			assert_null(strstr(o.err, "slots")); /* open's detail */
+			assert_null(strstr(o.err, "double-write"));
+			out_free(&o);
+		}
+	}
+
+	snprintf(missing, sizeof(missing), "%s/no-such-dir/x.db", dir);
+	run(&o, NULL, "put", missing, "k", "v", NULL);
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, "directory does not exist"));
+	assert_null(strstr(o.err, "create is off"));
+	out_free(&o);
+}
+
+/* A file's bytes and modification time, to prove nothing wrote to it. */
+struct snap {
+	int exists;
+	char *data;
+	size_t len;
+	struct timespec mtime;
+};
+
+static void snap_take(struct snap *sn, const char *path)
+{
+	struct stat st;
+
+	memset(sn, 0, sizeof(*sn));
+	if (stat(path, &st))
+		return;
+	sn->exists = 1;
+	sn->mtime = st.st_mtim;
+	sn->data = slurp(path, &sn->len);
+}
+
+static void snap_same(struct snap *sn, const char *path)
+{
+	struct snap now;
+
+	snap_take(&now, path);
+	if (now.exists != sn->exists)
+		fail_msg("%s: %s", path, sn->exists ? "removed" : "created");
+	if (sn->exists) {
+		assert_int_equal(now.len, sn->len);
+		assert_memory_equal(now.data, sn->data, sn->len);
+		assert_true(now.mtime.tv_sec == sn->mtime.tv_sec &&
+			    now.mtime.tv_nsec == sn->mtime.tv_nsec);
+	}
+	free(now.data);
+	free(sn->data);
+	sn->data = NULL;
+}
+
+/* Set or clear FS_IMMUTABLE_FL (even root cannot write such a file);
+ * 0 when the filesystem does not do it. */
+static int set_immutable(const char *path, int on)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK), flags, ok = 0;
+
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+		ok = ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+	}
+	close(fd);
+	return ok;
+}
+
+static char rodir[700];
+
+static int ro_teardown(void **state)
+{
+	char p[800];
+	static const char *const names[] = { "", "/ro.db", "/ro.db-wal",
+					     "/ro.db-dw" };
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s%s", rodir, names[i]);
+		set_immutable(p, 0);
+	}
+	return 0;
+}
+
+/* Read-only: get, scan, check and stats by default write and create
+ * nothing, work on files nobody may write, and refuse a database that
+ * needs recovery; --readwrite recovers it. */
+static void test_readonly(void **state)
+{
+	static const char *const names[] = { "/ro.db", "/ro.db-wal", "/ro.db-dw" };
+	char db[800], paths[3][800];
+	struct snap sn[3];
+	struct out o;
+	int immutable;
+
+	(void)state;
+	snprintf(rodir, sizeof(rodir), "%s/ro", dir);
+	assert_int_equal(mkdir(rodir, 0755), 0);
+	snprintf(db, sizeof(db), "%s/ro.db", rodir);
+	for (int i = 0; i < 3; i++)
+		snprintf(paths[i], sizeof(paths[i]), "%s%s", rodir, names[i]);
+	run(&o, "a\t1\nb\t2\n", "load", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	/* a database whose -dw is gone: no command may bring it back */
+	unlink(paths[2]);
+
+	for (int pass = 0; pass < 2; pass++) {
+		immutable = 0;
+		for (int i = 0; i < 3; i++)
+			snap_take(&sn[i], paths[i]);
+		if (pass == 1) /* nobody, not even root, may write here */
+			immutable = set_immutable(db, 1) &&
+				    set_immutable(paths[1], 1) &&
+				    set_immutable(rodir, 1);
+		run(&o, NULL, "get", db, "b", NULL);
+		EXPECT_STATUS(&o, 0);
+		assert_string_equal(o.out, "2\n");
+		out_free(&o);
+		run(&o, NULL, "scan", db, NULL);
+		EXPECT_STATUS(&o, 0);
+		assert_string_equal(o.out, "a\t1\nb\t2\n");
+		out_free(&o);
+		run(&o, NULL, "check", db, NULL);
+		EXPECT_STATUS(&o, 0);
+		assert_non_null(strstr(o.out, "clean"));
+		out_free(&o);
+		run(&o, NULL, "stats", db, NULL);
+		EXPECT_STATUS(&o, 0);
+		out_free(&o);
+		run(&o, NULL, "--readonly", "put", db, "c", "3", NULL);
+		EXPECT_STATUS(&o, 3);
+		assert_non_null(strstr(o.err, "read-only"));
+		out_free(&o);
+		ro_teardown(NULL);
+		for (int i = 0; i < 3; i++)
+			snap_same(&sn[i], paths[i]);
+		if (pass == 1 && !immutable)
+			fprintf(stderr, "test_readonly: no FS_IMMUTABLE_FL here; "
+				"read-only permissions not exercised\n");
+	}
+
+	/* a crash: the writer exits without closing */
+	{
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			ut_db *h;
+			ut_txn *t;
+
+			if (ut_open(db, NULL, &h) || ut_begin(h, 0, &t) ||
+			    ut_put(t, "c", 1, "3", 1) || ut_commit(t))
+				_exit(1);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	for (int i = 0; i < 3; i++)
+		snap_take(&sn[i], paths[i]);
+	run(&o, NULL, "check", db, NULL);
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, "not closed cleanly"));
+	out_free(&o);
+	run(&o, NULL, "get", db, "c", NULL);
+	EXPECT_STATUS(&o, 3);
+	out_free(&o);
+	for (int i = 0; i < 3; i++)
+		snap_same(&sn[i], paths[i]);
+	run(&o, NULL, "--readwrite", "get", db, "c", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "3\n");
+	out_free(&o);
+	run(&o, NULL, "get", db, "c", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+
+	/* read-only openers share; a writer is excluded while they are in */
+	{
+		ut_options ro;
+		ut_db *a, *b, *w;
+
+		ut_options_default(&ro);
+		ro.readonly = 1;
+		ro.lock_timeout_ms = 0;
+		assert_int_equal(ut_open(db, &ro, &a), UT_OK);
+		assert_int_equal(ut_open(db, &ro, &b), UT_OK);
+		ro.readonly = 0;
+		assert_int_equal(ut_open(db, &ro, &w), UT_ELOCKED);
+		assert_int_equal(ut_checkpoint(a), UT_EREADONLY);
+		assert_int_equal(ut_close(a), UT_OK);
+		assert_int_equal(ut_close(b), UT_OK);
+	}
+	run(&o, NULL, "--readonly", "--readwrite", "get", db, "c", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("UT_TMPDIR");
@@ -587,6 +821,8 @@ int main(void)
 		cmocka_unit_test(test_load_roundtrip),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_not_a_db),
+		cmocka_unit_test(test_error_messages),
+		cmocka_unit_test_teardown(test_readonly, ro_teardown),
 	};
 
 	tool = getenv("UT_TOOL");

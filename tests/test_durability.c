@@ -19,6 +19,8 @@
 
 #include "untorn.h"
 #include "db.h"
+#include "flush_doublewrite.h"
+#include "page.h"
 #include "pager.h"
 #include "ut_simdisk.h"
 #include "wal.h"
@@ -586,6 +588,47 @@ static void test_enospc(void **s)
 	ut_simdisk_free(d);
 }
 
+/* Recovery on a full disk says how much space it needs, and that much
+ * is enough. */
+static void test_enospc_recovery_need(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 1 << 20, 1);
+	unsigned long long need = 0;
+	const char *at;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	for (int i = 0; i < 60; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	/* crash: the 60 commits are only in the log */
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* an empty -dw: recovery's copies must grow it, so the estimate
+	 * has to cover the double-write file too */
+	v->remove(v, DB "-dw");
+	{
+		ut_file *f;
+
+		assert_int_equal(v->open(v, DB "-dw", UT_OPEN_CREATE, &f), UT_OK);
+		ut_file_close(f);
+	}
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d));
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOSPC);
+	at = strstr(ut_errdetail(), "recovery needs up to ");
+	if (!at)
+		fail_msg("no space need in: %s", ut_errdetail());
+	need = strtoull(at + strlen("recovery needs up to "), NULL, 10);
+	assert_true(need > 0);
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d) + need);
+	assert_int_equal(reopen_verify(v, &o, 60), 60);
+	ut_simdisk_free(d);
+}
+
 /* ---- the double-write file: missing, foreign ---------------------------- */
 
 static void test_dw_file(void **s)
@@ -635,6 +678,150 @@ static void test_dw_file(void **s)
 	}
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOTDB);
 	assert_non_null(strstr(ut_errdetail(), "double-write"));
+	ut_simdisk_free(d);
+}
+
+/* One damaged slot header in -dw: harmless when its copy is not needed,
+ * UT_ECORRUPT naming the page when it is (the page fails in place and
+ * the damaged slot holds its only copy). */
+static void test_dw_damaged_header(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 1);
+	uint8_t h[64], zero[UT_DW_HDR];
+	uint32_t copies[4096] = { 0 }, pgno = 0, slot = UT_DW_SLOTS;
+	uint64_t off;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* every copy is below the floor now: a damaged header is harmless */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(3), 1),
+			 UT_OK);
+	reopen_verify(v, &o, 100);
+
+	/* a page whose one copy is in a slot with a valid header */
+	for (uint32_t i = 0; i < UT_DW_SLOTS; i++) {
+		off = UT_DW_SLOT_OFF(i);
+		if (ut_simdisk_peek(d, DB "-dw", off, h, sizeof(h)) != sizeof(h))
+			break;
+		if (ut_ld64(h) == UT_DW_MAGIC && ut_ld32(h + 16) < 4096)
+			copies[ut_ld32(h + 16)]++;
+	}
+	for (uint32_t i = 0; i < UT_DW_SLOTS && slot == UT_DW_SLOTS; i++) {
+		off = UT_DW_SLOT_OFF(i);
+		if (ut_simdisk_peek(d, DB "-dw", off, h, sizeof(h)) != sizeof(h))
+			break;
+		if (ut_ld64(h) == UT_DW_MAGIC && ut_ld32(h + 16) != 0 &&
+		    ut_ld32(h + 16) < 4096 && copies[ut_ld32(h + 16)] == 1) {
+			slot = i;
+			pgno = ut_ld32(h + 16);
+		}
+	}
+	assert_true(slot < UT_DW_SLOTS);
+	/* no floor (as after a crash before it was raised), the page torn */
+	memset(zero, 0, sizeof(zero));
+	assert_int_equal(ut_simdisk_poke(d, DB "-dw", UT_DW_FLOOR_OFF, zero,
+					 sizeof(zero)), UT_OK);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, (uint64_t)pgno * UT_PAGE_SIZE +
+					    8192, 16), UT_OK);
+	/* its copy's header damaged: the copy is needed and cannot be used */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(slot) + 8,
+					    1), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "page %u ", pgno);
+		if (!strstr(ut_errdetail(), want))
+			fail_msg("detail does not name %s: %s", want, ut_errdetail());
+		assert_non_null(strstr(ut_errdetail(), "damaged header"));
+	}
+	/* the header repaired, the same open restores the page */
+	assert_int_equal(ut_simdisk_corrupt(d, DB "-dw", UT_DW_SLOT_OFF(slot) + 8,
+					    1), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	{
+		ut_stats st;
+
+		assert_int_equal(ut_stats_get(db, &st), UT_OK);
+		assert_int_equal(st.torn_repaired, 1);
+	}
+	verify(db, 100);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* Cut the file at path to bytes (through the vfs, as a full disk would). */
+static void cut_to(ut_vfs *v, const char *path, uint64_t bytes)
+{
+	ut_file *f;
+
+	assert_int_equal(v->open(v, path, 0, &f), UT_OK);
+	assert_int_equal(ut_file_truncate(f, bytes), UT_OK);
+	assert_int_equal(ut_file_sync(f), UT_OK);
+	ut_file_close(f);
+}
+
+/* A partial last page past the last checkpoint's pages (a page write cut
+ * short by a full disk) is a torn extension: recovery rebuilds it from the
+ * log.  A partial page the checkpoint vouched for is still corruption. */
+static void test_torn_extension(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	/* sync=0: no dirty-page checkpoints, so evictions extend the file
+	 * past the header's page count (the crash keeps every write) */
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 8 * UT_PAGE_SIZE, 0);
+	uint8_t meta[64];
+	uint64_t size;
+	uint32_t pc;
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	/* grow the file after the checkpoint: evictions append pages */
+	for (int i = 50; i < 200; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, meta, sizeof(meta)),
+			 (int64_t)sizeof(meta));
+	pc = ut_ld32(meta + UT_META_PAGECOUNT);
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	assert_true(size / UT_PAGE_SIZE > pc); /* pages past the checkpoint */
+
+	/* the last page cut to its first 4 KiB */
+	cut_to(v, DB, size - UT_PAGE_SIZE + 4096);
+	assert_int_equal(reopen_verify(v, &o, 200), 200);
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	assert_int_equal(size % UT_PAGE_SIZE, 0);
+	ut_simdisk_free(d);
+
+	/* the same cut inside the checkpoint's pages: refused */
+	d = ut_simdisk_new();
+	v = ut_simdisk_vfs(d);
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, meta, sizeof(meta)),
+			 (int64_t)sizeof(meta));
+	pc = ut_ld32(meta + UT_META_PAGECOUNT);
+	cut_to(v, DB, (uint64_t)(pc - 1) * UT_PAGE_SIZE + 4096);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "last checkpoint"));
 	ut_simdisk_free(d);
 }
 
@@ -866,6 +1053,9 @@ int main(void)
 		cmocka_unit_test(test_atomic_einval_fatal),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_dw_file),
+		cmocka_unit_test(test_dw_damaged_header),
+		cmocka_unit_test(test_torn_extension),
+		cmocka_unit_test(test_enospc_recovery_need),
 		cmocka_unit_test(test_atomic_corruption_reported),
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_crash_sweep_atomic),

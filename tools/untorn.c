@@ -37,10 +37,16 @@
 struct globals {
 	ut_options opt;
 	int escaped;     /* KEY/VALUE/FROM/TO arguments use the escapes above */
+	int access;      /* ACCESS_DEFAULT, --readonly or --readwrite */
 	const char *prog;
 };
 
 static struct globals g;
+
+enum { ACCESS_DEFAULT, ACCESS_READONLY, ACCESS_READWRITE };
+/* get, scan, check and stats open read-only unless --readwrite. */
+#define READER 1
+#define WRITER 0
 
 /* ---------------------------------------------------------------- help */
 
@@ -63,6 +69,11 @@ static const char usage_main[] =
 	"  --protect MODE   auto|atomic|doublewrite|unsafe (default auto)\n"
 	"  --cache SIZE     buffer pool size, suffix K, M or G (default 64M)\n"
 	"  --nosync         commit without waiting for durability\n"
+	"  --readonly       open read-only: write and create no file (the\n"
+	"                   default for get, scan, check, stats); a database\n"
+	"                   not closed cleanly needs recovery: exit 3\n"
+	"  --readwrite      open get, scan, check, stats read-write (recovers\n"
+	"                   a database that was not closed cleanly)\n"
 	"  --escaped        KEY, VALUE, FROM and TO arguments use the escapes below\n"
 	"  --help           this text; COMMAND --help for one command\n"
 	"  --version        print the version\n"
@@ -122,6 +133,8 @@ static int parse_size(const char *s, size_t *out)
 	unsigned long long v;
 	unsigned long long mul = 1;
 
+	if (*s < '0' || *s > '9') /* strtoull would take "-5" as 2^64 - 5 */
+		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
@@ -253,12 +266,20 @@ static int arg_bytes(char *arg, const char *what, size_t *len)
 	return 0;
 }
 
-static int open_db(const char *path, int create, ut_db **db)
+/* Read-only for a READER unless --readwrite, for anyone under --readonly. */
+static int readonly_for(int reader)
+{
+	return g.access == ACCESS_READONLY ||
+	       (reader && g.access != ACCESS_READWRITE);
+}
+
+static int open_db(const char *path, int create, int reader, ut_db **db)
 {
 	ut_options o = g.opt;
 	int rc;
 
-	o.create = create;
+	o.readonly = readonly_for(reader);
+	o.create = create && !o.readonly;
 	rc = ut_open(path, &o, db);
 	if (rc)
 		return fail_rc(rc, path);
@@ -286,7 +307,7 @@ static int cmd_put(int argc, char **argv, long batch)
 	(void)argc; (void)batch;
 	if (arg_bytes(argv[1], "KEY", &kl) || arg_bytes(argv[2], "VALUE", &vl))
 		return EXIT_USAGE;
-	if ((ex = open_db(argv[0], 1, &db)))
+	if ((ex = open_db(argv[0], 1, WRITER, &db)))
 		return ex;
 	rc = ut_begin(db, 0, &t);
 	if (!rc) {
@@ -311,7 +332,7 @@ static int cmd_get(int argc, char **argv, long batch)
 	(void)argc; (void)batch;
 	if (arg_bytes(argv[1], "KEY", &kl))
 		return EXIT_USAGE;
-	if ((ex = open_db(argv[0], 0, &db)))
+	if ((ex = open_db(argv[0], 0, READER, &db)))
 		return ex;
 	rc = ut_begin(db, UT_RDONLY, &t);
 	if (!rc) {
@@ -344,7 +365,7 @@ static int cmd_del(int argc, char **argv, long batch)
 	(void)argc; (void)batch;
 	if (arg_bytes(argv[1], "KEY", &kl))
 		return EXIT_USAGE;
-	if ((ex = open_db(argv[0], 0, &db)))
+	if ((ex = open_db(argv[0], 0, WRITER, &db)))
 		return ex;
 	rc = ut_begin(db, 0, &t);
 	if (!rc) {
@@ -384,7 +405,7 @@ static int cmd_scan(int argc, char **argv, long batch)
 		return EXIT_USAGE;
 	if (argc > 2 && arg_bytes(argv[2], "TO", &tl))
 		return EXIT_USAGE;
-	if ((ex = open_db(argv[0], 0, &db)))
+	if ((ex = open_db(argv[0], 0, READER, &db)))
 		return ex;
 	rc = ut_begin(db, UT_RDONLY, &t);
 	if (rc)
@@ -449,7 +470,7 @@ static int cmd_load(int argc, char **argv, long batch)
 	(void)argc;
 	if (tty && !fstat(0, &st) && S_ISREG(st.st_mode))
 		total = st.st_size;
-	if ((ex = open_db(argv[0], 1, &db)))
+	if ((ex = open_db(argv[0], 1, WRITER, &db)))
 		return ex;
 	while ((n = getline(&line, &cap, stdin)) >= 0) {
 		char *tab;
@@ -532,6 +553,7 @@ static int cmd_check(int argc, char **argv, long batch)
 
 	(void)argc; (void)batch;
 	o.create = 0;
+	o.readonly = readonly_for(READER); /* check must not change what it checks */
 	rc = ut_open(argv[0], &o, &db);
 	if (rc == UT_ECORRUPT) {
 		fail_rc(rc, argv[0]);
@@ -572,7 +594,7 @@ static int cmd_stats(int argc, char **argv, long batch)
 	int rc, ex;
 
 	(void)argc; (void)batch;
-	if ((ex = open_db(argv[0], 0, &db)))
+	if ((ex = open_db(argv[0], 0, READER, &db)))
 		return ex;
 	rc = ut_stats_get(db, &s);
 	if (rc)
@@ -892,6 +914,16 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--escaped")) {
 			g.escaped = 1;
+			continue;
+		}
+		if (!strcmp(a, "--readonly") || !strcmp(a, "--readwrite")) {
+			int want = a[6] == 'o' ? ACCESS_READONLY : ACCESS_READWRITE;
+
+			if (g.access && g.access != want) {
+				warnx("--readonly and --readwrite exclude each other");
+				return EXIT_USAGE;
+			}
+			g.access = want;
 			continue;
 		}
 		/* options with a value: --opt VALUE or --opt=VALUE */
