@@ -158,6 +158,8 @@ typedef struct ut_wal_recovery_info {
 	int stop_reason;          /* enum ut_wal_stop */
 	uint64_t bad_offset;      /* file offset of the record that stopped it */
 	uint64_t bad_lsn;         /* its LSN */
+	int header_rebuilt;       /* the current header slot was damaged; the
+				     epoch was taken from its records */
 } ut_wal_recovery_info;
 
 typedef struct ut_wal_stats {
@@ -185,6 +187,12 @@ int ut_wal_open(ut_vfs *vfs, const char *path, const ut_wal_config *cfg,
 int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
 		   void *ctx, ut_wal_recovery_info *info);
+
+/* Evidence from outside the log (what: e.g. "page 7 of PATH") that the log
+ * was durable up to lsn: ut_wal_recover then refuses (UT_ECORRUPT) to end
+ * below it instead of cutting a tail.  Call before ut_wal_recover; the
+ * largest lsn given counts. */
+void ut_wal_require_end(ut_wal *w, uint64_t lsn, const char *what);
 
 /* Buffer n deltas and a COMMIT; *commit_lsn = the LSN that flush_to must
  * reach for this transaction to be durable.  Does not write or sync. */
