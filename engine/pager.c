@@ -939,7 +939,7 @@ int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
 	if (rc == UT_OK)
 		rc = dw_name(p->path, &dwpath);
 	if (rc == UT_OK && p->vfs->exists(p->vfs, dwpath) == 1 &&
-	    p->vfs->open(p->vfs, dwpath, 0, &dw) == UT_OK) {
+	    p->vfs->open(p->vfs, dwpath, UT_OPEN_RDONLY, &dw) == UT_OK) {
 		if ((rc = ut_file_size(dw, &size)) == UT_OK && size > UT_DW_HDR) {
 			uint64_t slots = (size - UT_DW_HDR) / UT_DW_SLOT_BYTES;
 

@@ -78,7 +78,8 @@
  * or OS crash, as with SQLite's OFF, may lose recent commits and may leave
  * the database inconsistent: a page evicted since the last checkpoint may be
  * torn (caught by its checksum: UT_ECORRUPT, never served) or ahead of the
- * log (not detectable).  Use sync=1 where power failures matter.
+ * log (ut_open then refuses with UT_ECORRUPT: the log that page needs is
+ * gone).  Use sync=1 where power failures matter.
  * ut_checkpoint and ut_close make everything durable with full protection.
  *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log
