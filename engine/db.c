@@ -73,63 +73,60 @@ void ut_options_default(ut_options *o)
 	o->lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS;
 }
 
-/* The largest page LSN in the data file (a full scan: only when the log is
- * missing and has to be recreated above every LSN in use). */
-static int scan_max_lsn(ut_pager *p, uint64_t *max)
+/* A database that was not closed cleanly but had checkpointed (so commits
+ * since may live only in the log) must have its log: recreating it would
+ * drop them silently. */
+static int refuse_missing_log(ut_pager *p, const char *path, const char *wpath)
 {
-	ut_file *f = ut_pager_read_file(p);
-	uint32_t n = ut_pager_page_count(p);
-	uint8_t *buf = ut_io_alloc(UT_PAGE_SIZE);
-
-	if (!buf)
-		return UT_ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		int64_t r = ut_file_read(f, buf, UT_PAGE_SIZE, (uint64_t)i * UT_PAGE_SIZE);
-		if (r < 0) {
-			free(buf);
-			return (int)r;
-		}
-		if (r == UT_PAGE_SIZE && ut_page_lsn(buf) > *max)
-			*max = ut_page_lsn(buf);
-	}
-	free(buf);
-	return UT_OK;
+	ut_set_errdetail("%s: the database was not closed cleanly, but its "
+			 "write-ahead log %s is missing: the commits since the "
+			 "last checkpoint (LSN %llu) would be lost (restore the "
+			 "file; to open anyway, losing them, create it empty, "
+			 "then run `untorn check`)", path, wpath,
+			 (unsigned long long)ut_pager_redo_lsn(p));
+	return UT_ECORRUPT;
 }
 
 /* Recovery at open: (a) the flusher's recover ran inside ut_pager_open
- * (double-write restore), and the header was checked there; (b) redo_lsn
- * from the header; (c) the log replayed from it into the pager; then a
- * checkpoint makes the result durable and lets the log reset. */
+ * (double-write restore), and the header was checked there; (b) after a
+ * crash, the highest page LSN in the data file and the -dw copies is
+ * evidence of how far the log was durable, so the log may not end below
+ * it; (c) redo_lsn from the header; (d) the log replayed from it into the
+ * pager; then a checkpoint makes the result durable and lets the log
+ * reset. */
 static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 {
 	ut_pager *p = db->pager;
-	uint64_t initial = ut_pager_header_max_lsn(p), redo;
+	uint64_t initial = ut_pager_header_max_lsn(p), page_max = 0, redo;
 	ut_wal_recovery_info info;
 	size_t len = strlen(path);
-	char *wpath = malloc(len + sizeof(UT_WAL_SUFFIX));
-	int rc, existed;
+	char *wpath = malloc(len + sizeof(UT_WAL_SUFFIX)), what[400] = "";
+	int rc, existed, clean = ut_pager_was_clean(p);
 
 	if (!wpath)
 		return UT_ENOMEM;
 	memcpy(wpath, path, len);
 	memcpy(wpath + len, UT_WAL_SUFFIX, sizeof(UT_WAL_SUFFIX));
 	rc = vfs->exists(vfs, wpath);
-	if (rc == 1 && ut_pager_created(p)) {
-		/* a log left by a deleted database at this path: not ours */
-		rc = vfs->remove(vfs, wpath);
-		if (rc == UT_OK || rc == UT_NOTFOUND)
-			rc = 0;
-	}
+	if (rc == 0 && !clean && ut_pager_redo_lsn(p))
+		rc = refuse_missing_log(p, path, wpath);
 	free(wpath);
 	if (rc < 0)
 		return rc;
-	if (rc == 0 && (rc = scan_max_lsn(p, &initial)))
+	/* After a crash, or to recreate a lost log above every LSN in use. */
+	if ((!clean || rc == 0) &&
+	    (rc = ut_pager_max_page_lsn(p, &page_max, what, sizeof(what))))
 		return rc;
+	if (page_max > initial)
+		initial = page_max;
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
 	rc = ut_log_open(vfs, path, initial + 1, &db->log, &existed);
 	if (rc)
 		return rc;
+	ut_wal_require_end(ut_log_wal(db->log), ut_pager_header_max_lsn(p),
+			   "the database header (last checkpoint)");
+	ut_wal_require_end(ut_log_wal(db->log), page_max, what);
 	ut_pager_set_hooks(p, ut_log_hooks_of(db->log));
 	redo = existed ? ut_pager_redo_lsn(p) : 0;
 	rc = ut_log_recover(db->log, p, redo, &info);

@@ -39,6 +39,11 @@ void ut_page_seal(uint8_t *p)
 	ut_st32(p, page_crc(p));
 }
 
+int ut_page_checksum_ok(const uint8_t *p)
+{
+	return ut_ld32(p) == page_crc(p);
+}
+
 int ut_page_verify(const uint8_t *p, uint32_t pgno, const char *path)
 {
 	uint32_t want = ut_ld32(p), got = page_crc(p);

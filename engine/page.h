@@ -81,6 +81,8 @@ void ut_page_seal(uint8_t *p);
 /* UT_OK, or UT_ECORRUPT with ut_errdetail "<path>: page N: ..." when the
  * checksum, the stored page number or the header invariants are wrong. */
 int ut_page_verify(const uint8_t *p, uint32_t pgno, const char *path);
+/* 1 when the page's CRC matches (no error detail set either way). */
+int ut_page_checksum_ok(const uint8_t *p);
 
 /* Bytes a new cell of len bytes may use (slot included) = free space. */
 unsigned ut_page_free(const uint8_t *p);

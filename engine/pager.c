@@ -3,6 +3,7 @@
  * transaction's page journal (contract in pager.h).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ struct ut_pager {
 	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
 	uint32_t durable_pages;
 	int dw_existed; /* PATH "-dw" existed before this open */
+	int page1_untorn; /* page 1 in the file passes its checksum */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
 };
@@ -913,6 +915,71 @@ int ut_pager_poisoned(ut_pager *p)
 	return __atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE);
 }
 int ut_pager_created(ut_pager *p) { return p->created; }
+static int dw_name(const char *path, char **out);
+
+int ut_pager_was_clean(ut_pager *p) { return !p->created && p->last_clean; }
+
+/* Raise *max to the LSN of every page of f that passes its checksum: pages
+ * in place (off 0, stride one page) or double-write copies. */
+static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
+		      uint64_t count, uint8_t *buf, uint64_t *max, uint64_t *where)
+{
+	for (uint64_t i = 0; i < count; i++) {
+		int64_t n = ut_file_read(f, buf, UT_PAGE_SIZE, first + i * stride);
+
+		if (n < 0)
+			return (int)n;
+		if (n == UT_PAGE_SIZE && ut_page_checksum_ok(buf) &&
+		    ut_page_lsn(buf) > *max) {
+			*max = ut_page_lsn(buf);
+			*where = i;
+		}
+	}
+	return UT_OK;
+}
+
+int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
+{
+	uint8_t *buf = ut_io_alloc(UT_PAGE_SIZE);
+	uint64_t size, dmax = 0, dpg = 0, cmax = 0, cslot = 0;
+	ut_file *dw = NULL;
+	char *dwpath = NULL;
+	int rc;
+
+	*max = 0;
+	if (!buf)
+		return UT_ENOMEM;
+	rc = ut_file_size(p->rfile, &size);
+	if (rc == UT_OK)
+		rc = max_lsn_in(p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
+				&dmax, &dpg);
+	if (rc == UT_OK)
+		rc = dw_name(p->path, &dwpath);
+	if (rc == UT_OK && p->vfs->exists(p->vfs, dwpath) == 1 &&
+	    p->vfs->open(p->vfs, dwpath, UT_OPEN_RDONLY, &dw) == UT_OK) {
+		if ((rc = ut_file_size(dw, &size)) == UT_OK && size > UT_DW_HDR) {
+			uint64_t slots = (size - UT_DW_HDR) / UT_DW_SLOT_BYTES;
+
+			rc = max_lsn_in(dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
+					UT_DW_SLOT_BYTES,
+					slots > UT_DW_SLOTS ? UT_DW_SLOTS : slots, buf,
+					&cmax, &cslot);
+		}
+		ut_file_close(dw);
+	}
+	if (rc == UT_OK && dmax >= cmax) {
+		*max = dmax;
+		snprintf(what, wn, "page %llu of %s", (unsigned long long)dpg,
+			 p->path);
+	} else if (rc == UT_OK) {
+		*max = cmax;
+		snprintf(what, wn, "the copy in slot %llu of %s",
+			 (unsigned long long)cslot, dwpath);
+	}
+	free(dwpath);
+	free(buf);
+	return rc;
+}
 ut_file *ut_pager_file(ut_pager *p) { return p->wfile; }
 const char *ut_pager_direct_note(ut_pager *p)
 {
@@ -1121,12 +1188,99 @@ static void init_meta(uint8_t *m, int mode)
 	ut_st32(m + UT_META_CLEAN, 0);
 }
 
+static int page_all_zero(const uint8_t *b)
+{
+	for (size_t i = 0; i < UT_PAGE_SIZE; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* Creation writes the root (page 1, an empty leaf, LSN 0) and then the
+ * header (page 0), each durably, and it removes a stale log first.  So a
+ * file of at most two pages with an all-zero page 0 is a creation the power
+ * cut short only if page 1 is missing, zero or that empty root, and no log
+ * exists; anything else held data (a zeroed header is damage).  page0 holds
+ * the first page as read (zero-filled past the end).  Sets p->page1_untorn. */
+static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
+			   uint64_t size, int *never)
+{
+	uint8_t *b = ut_io_alloc(UT_PAGE_SIZE);
+	int64_t n;
+	int rc = UT_OK;
+	char *wpath;
+
+	*never = 0;
+	if (!b)
+		return UT_ENOMEM;
+	memset(b, 0, UT_PAGE_SIZE);
+	n = ut_file_read(p->rfile, b, UT_PAGE_SIZE, UT_PAGE_SIZE);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	p->page1_untorn = n == UT_PAGE_SIZE && ut_page_checksum_ok(b);
+	if (!page_all_zero(page0) || size > 2 * (uint64_t)UT_PAGE_SIZE)
+		goto out;
+	if (!page_all_zero(b) &&
+	    !(p->page1_untorn && ut_page_type(b) == UT_PT_LEAF &&
+	      ut_page_nslots(b) == 0 && ut_page_lsn(b) == 0))
+		goto out;
+	wpath = malloc(strlen(path) + sizeof(UT_WAL_SUFFIX));
+	if (!wpath) {
+		rc = UT_ENOMEM;
+		goto out;
+	}
+	strcpy(wpath, path);
+	strcat(wpath, UT_WAL_SUFFIX);
+	rc = p->vfs->exists(p->vfs, wpath);
+	free(wpath);
+	if (rc >= 0) {
+		*never = rc == 0;
+		rc = UT_OK;
+	}
+out:
+	free(b);
+	return rc;
+}
+
+/* A new database: a log or double-write file left at this path by a
+ * deleted one is not ours (its records must never be replayed into the new
+ * file).  Removed before the first page is written, so that a log beside a
+ * file with a zero header proves the file held data. */
+static int remove_stale(ut_vfs *vfs, const char *path, const char *suffix)
+{
+	char *s = malloc(strlen(path) + strlen(suffix) + 1);
+	int rc;
+
+	if (!s)
+		return UT_ENOMEM;
+	strcpy(s, path);
+	strcat(s, suffix);
+	rc = vfs->remove(vfs, s);
+	free(s);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
+}
+
 static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 {
 	uint32_t v, ps, pc, root, fh;
 
 	if (size < UT_META_MAGIC + 8 || memcmp(m + UT_META_MAGIC, UT_MAGIC, 8) ||
 	    ut_page_type(m) != UT_PT_META) {
+		if (page_all_zero(m)) {
+			ut_set_errdetail("%s: page 0 (the database header) is all "
+					 "zeroes, but the file (%llu bytes) or its log "
+					 "shows it held a database: damaged, not new",
+					 p->path, (unsigned long long)size);
+			return UT_ECORRUPT;
+		}
+		if (p->page1_untorn) {
+			ut_set_errdetail("%s: page 0 (the database header) is "
+					 "damaged (no magic), but page 1 is an untorn "
+					 "page", p->path);
+			return UT_ECORRUPT;
+		}
 		ut_set_errdetail("%s: not an untorn database (no magic in page 0)",
 				 p->path);
 		return UT_ENOTDB;
@@ -1138,6 +1292,14 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 	}
 	v = ut_ld32(m + UT_META_VERSION);
 	ps = ut_ld32(m + UT_META_PAGESIZE);
+	/* A flipped bit in the version field must read as damage, not as
+	 * another version: trust the fields only once the page checks. */
+	if (size >= UT_PAGE_SIZE && !ut_page_checksum_ok(m)) {
+		ut_set_errdetail("%s: page 0: checksum mismatch (the database "
+				 "header; it reads format version %u, page size %u)",
+				 p->path, v, ps);
+		return UT_ECORRUPT;
+	}
 	if (v != UT_FORMAT_VERSION || ps != UT_PAGE_SIZE) {
 		ut_set_errdetail("%s: format version %u, page size %u; this build "
 				 "reads version %u with %u-byte pages",
@@ -1311,11 +1473,10 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	if (rc < 0)
 		goto fail;
 	p->dw_existed = rc == 1;
-	if (size == 0 && cfg->create && p->dw_existed) {
-		/* A new database: copies left by a deleted one at this path
-		 * must not be "restored" into it. */
-		rc = vfs->remove(vfs, dwpath);
-		if (rc < 0)
+	if (size == 0 && cfg->create) {
+		/* copies left by a deleted database must not be "restored" */
+		if ((rc = remove_stale(vfs, path, UT_DW_SUFFIX)) ||
+		    (rc = remove_stale(vfs, path, UT_WAL_SUFFIX)))
 			goto fail;
 		p->dw_existed = 0;
 	}
@@ -1353,21 +1514,25 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		rc = UT_ENOMEM;
 		goto fail;
 	}
-	if (size > 0 && size <= 2 * (uint64_t)UT_PAGE_SIZE && cfg->create) {
-		/* Creation writes page 1, then page 0, each durably: a file of
-		 * at most two pages whose header page was never written is a
-		 * creation the power cut short -- create it again. */
+	if (size > 0) {
 		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
-		int zero = 1;
+		int never;
 
 		if (n < 0) {
 			rc = (int)n;
 			goto fail;
 		}
-		for (int64_t i = 0; i < n && zero; i++)
-			zero = !mf->pg.data[i];
-		if (zero)
-			size = 0;
+		memset(mf->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
+		if ((rc = never_held_data(p, path, mf->pg.data, size, &never)))
+			goto fail;
+		if (never && cfg->create)
+			size = 0; /* a creation the power cut short: redo it */
+		if (never && !cfg->create) {
+			ut_set_errdetail("%s: an interrupted creation, not an untorn "
+					 "database (create is off)", path);
+			rc = UT_ENOTDB;
+			goto fail;
+		}
 	}
 	p->created = size == 0;
 	if (size == 0) {

@@ -208,6 +208,14 @@ int ut_pager_poisoned(ut_pager *p);
 /* 1 when this open initialised an empty data file (a new database; stale
  * PATH "-dw" was removed, and the engine removes a stale PATH "-wal"). */
 int ut_pager_created(ut_pager *p);
+/* 1 when the header found at open said the last close was clean (no
+ * recovery needed); 0 after a crash or for a database created now. */
+int ut_pager_was_clean(ut_pager *p);
+/* The largest LSN of any page in the data file or among the copies in
+ * PATH "-dw" that passes its checksum (a full read of both: for recovery
+ * after a crash, where such a page proves the log was durable that far),
+ * and in what (wn bytes) which page or copy carries it. */
+int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn);
 /* Frames holding dirty pages; the pool bound in frames. */
 size_t ut_pager_dirty_frames(ut_pager *p);
 size_t ut_pager_max_frames(ut_pager *p);

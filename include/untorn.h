@@ -35,8 +35,31 @@
  * left at that path by a deleted one.  Do not delete "-wal" (it holds
  * committed transactions not yet checkpointed) or, for a database in
  * doublewrite mode that was not closed cleanly, "-dw" (ut_open then refuses
- * with UT_ECORRUPT naming the missing file).  If "-wal" is lost anyway, it
- * is recreated at open with LSNs above every page in the data file.
+ * with UT_ECORRUPT naming the missing file).  A missing "-wal" is likewise
+ * refused (UT_ECORRUPT) when the database was not closed cleanly after a
+ * checkpoint, since commits may live only there; to open anyway, accepting
+ * their loss, create "-wal" as an empty file (a new log is then started
+ * above every LSN in the data file and "-dw") and run `untorn check`.  A
+ * missing "-wal" beside a cleanly closed database is recreated that way.
+ *
+ * Damaged files: ut_open recovers every acknowledged commit or refuses with
+ * UT_ECORRUPT and an ut_errdetail saying what is missing; it never opens
+ * with acknowledged commits silently gone when the files hold evidence of
+ * them.  Evidence is: valid log records past a damaged one (at any offset:
+ * bytes inserted into or removed from the log shift them), a page in the
+ * data file or a "-dw" copy whose LSN lies beyond the end of the log, a
+ * header that was not closed cleanly without its log, a zeroed or damaged
+ * database header (page 0) beside pages or a log (only a file that never
+ * held data -- at most two pages, no keys, no log -- is initialised again).
+ * A damaged header slot of the log is rebuilt from the log's own records.
+ * Refusing changes no file: the log is truncated (its torn tail cut) only
+ * after recovery decided the log ends there.
+ *
+ * The one undetectable case: a log cut short (truncated, at a record
+ * boundary or inside the last records) with no page in the data file or
+ * "-dw" newer than the cut looks exactly like a log whose last writes a
+ * power cut prevented; the commits after the cut are lost.  As in SQLite,
+ * keep the log with its database (copy, back up and move them together).
  *
  * Durability: a commit appends the transaction's page changes (byte-range
  * deltas) to the write-ahead log; with sync=1 ut_commit returns once the log
@@ -57,7 +80,8 @@
  * or OS crash, as with SQLite's OFF, may lose recent commits and may leave
  * the database inconsistent: a page evicted since the last checkpoint may be
  * torn (caught by its checksum: UT_ECORRUPT, never served) or ahead of the
- * log (not detectable).  Use sync=1 where power failures matter.
+ * log (ut_open then refuses with UT_ECORRUPT: the log that page needs is
+ * gone).  Use sync=1 where power failures matter.
  * ut_checkpoint and ut_close make everything durable with full protection.
  *
  * ut_open recovers: torn-page repair (doublewrite), then redo of the log
@@ -170,11 +194,13 @@ void ut_options_default(ut_options *o);
  * On success *db is a handle to close with ut_close.  Errors, each with
  * ut_errdetail naming the file: UT_ENOTDB not an untorn file (or an empty
  * file with create=0; with create=1 an empty file is initialised),
- * UT_EVERSION other format version or page size, UT_ECORRUPT header page
- * checksum failure or truncated file, UT_ELOCKED opened already (by another
- * process or another ut_open in this one) and still so after
- * o->lock_timeout_ms (like SQLite's busy timeout; 0 = do not wait, at most
- * 65535), UT_EIO with detail "No such file
+ * UT_EVERSION other format version or page size (of a header page that
+ * passes its checksum), UT_ECORRUPT header page checksum failure, zeroed
+ * header of a database, truncated file, or a damaged or missing log that
+ * held acknowledged commits (see "Damaged files" above), UT_ELOCKED opened
+ * already (by another process or another ut_open in this one) and still so
+ * after o->lock_timeout_ms (like SQLite's busy timeout; 0 = do not wait, at
+ * most 65535), UT_EIO with detail "No such file
  * or directory" when the file is missing and create=0, UT_ENOTSUP for a
  * protection mode this build or file cannot do. */
 int ut_open(const char *path, const ut_options *o, ut_db **db);

@@ -223,9 +223,16 @@ static void live_add(struct workload *w, const uint8_t *k, size_t kl)
 static void gen_txn(struct workload *w, uint64_t *s, struct txn *t, size_t idx)
 {
 	size_t n;
+	/* Multi-page transactions: a few puts of 24..64 KiB values, so one
+	 * transaction is several log records over dozens of 4 KiB sectors and
+	 * a torn log write can keep some of its records but not its COMMIT
+	 * (recovery must then discard all of it). */
+	int big = idx >= 4 && rnd(s, 100) < 15;
 	/* The first transactions load the tree so it has several levels. */
 	if (idx < 4)
 		n = 150 + rnd(s, 100);
+	else if (big)
+		n = 3 + rnd(s, 4);
 	else if (rnd(s, 100) < 8)
 		n = 40 + rnd(s, 80);
 	else
@@ -265,7 +272,7 @@ static void gen_txn(struct workload *w, uint64_t *s, struct txn *t, size_t idx)
 				live_add(w, o->k, o->klen);
 		}
 		if (o->kind == OP_PUT) {
-			o->vlen = gen_vlen(s);
+			o->vlen = big ? 24 * 1024 + rnd(s, 40 * 1024) : gen_vlen(s);
 			o->v = rnd_bytes(s, o->vlen);
 		}
 		if (!t->abort)

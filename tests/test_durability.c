@@ -1043,6 +1043,331 @@ static void test_crash_during_create(void **s)
 	}
 }
 
+/* ---- damaged files never lose acknowledged commits silently ------------
+ *
+ * Database A: 3000 keys (a few 40-300 KB values), a checkpoint, then 40
+ * sync=1 commits (50 KB updates, deletes, inserts) that are only in the
+ * log, and the process exits without closing.  B: the same with a 160 KiB
+ * cache in doublewrite mode, so pages newer than the checkpoint are in the
+ * data file and -dw holds copies.  After damage, open either recovers all
+ * 40 commits or refuses with UT_ECORRUPT and a detail; never 0 with data
+ * missing. */
+
+#define DMG_KEYS 3000
+#define DMG_COMMITS 40
+#define DMG_ALL (DMG_KEYS + DMG_COMMITS)
+
+struct dmg_model {
+	int gen[DMG_ALL];    /* -1: absent */
+	size_t len[DMG_ALL];
+};
+
+static void dmg_key(char *k, int i) { snprintf(k, 16, "d%06d", i); }
+
+static void dmg_val(uint8_t *v, int i, int gen, size_t len)
+{
+	uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)gen + 1;
+
+	for (size_t j = 0; j < len; j++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[j] = (uint8_t)x;
+	}
+}
+
+static int dmg_put(ut_txn *t, struct dmg_model *m, int i, int gen, size_t len)
+{
+	char k[16];
+	uint8_t *v = malloc(len ? len : 1);
+	int rc;
+
+	dmg_key(k, i);
+	dmg_val(v, i, gen, len);
+	rc = ut_put(t, k, strlen(k), v, len);
+	free(v);
+	if (rc == UT_OK) {
+		m->gen[i] = gen;
+		m->len[i] = len;
+	}
+	return rc;
+}
+
+/* Build A (small = 0) or B on a fresh disk; the handle is left dead. */
+static ut_simdisk *dmg_build(int small, ut_options *o, struct dmg_model *m)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_db *db;
+	ut_txn *t;
+
+	*o = small ? opts(UT_PROTECT_DOUBLEWRITE, 160 << 10, 1)
+		   : opts(UT_PROTECT_AUTO, 64 << 20, 1);
+	if (small)
+		ut_simdisk_set_atomic(d, 0, 0);
+	for (int i = 0; i < DMG_ALL; i++)
+		m->gen[i] = -1;
+	assert_int_equal(ut_db_open_vfs(v, DB, o, &db), UT_OK);
+	for (int i = 0; i < DMG_KEYS; i += 500) {
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		for (int j = i; j < i + 500; j++) {
+			size_t len = j % 750 == 0 ? 40000 + (size_t)j * 85 : 100 + (size_t)(j % 300);
+			assert_int_equal(dmg_put(t, m, j, 0, len), UT_OK);
+		}
+		assert_int_equal(ut_commit(t), UT_OK);
+	}
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	for (int c = 0; c < DMG_COMMITS; c++) {
+		char k[16];
+
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		assert_int_equal(dmg_put(t, m, (c * 73) % DMG_KEYS, c + 1, 50000), UT_OK);
+		dmg_key(k, DMG_KEYS - 1 - c * 5);
+		assert_int_equal(ut_del(t, k, strlen(k)), UT_OK);
+		m->gen[DMG_KEYS - 1 - c * 5] = -1;
+		assert_int_equal(dmg_put(t, m, DMG_KEYS + c, c + 1, 200), UT_OK);
+		assert_int_equal(ut_commit(t), UT_OK);
+	}
+	/* the process exits: every write it made is kept, nothing closed */
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	return d;
+}
+
+/* Every key as the model has it, and a clean check. */
+static void dmg_verify(ut_db *db, const struct dmg_model *m)
+{
+	uint8_t *want = malloc(UT_MAX_VALUE);
+	ut_check_result cr;
+	ut_txn *t;
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < DMG_ALL; i++) {
+		char k[16];
+		void *val;
+		size_t vlen;
+		int rc;
+
+		dmg_key(k, i);
+		rc = ut_get(t, k, strlen(k), &val, &vlen);
+		if (m->gen[i] < 0) {
+			if (rc != UT_NOTFOUND)
+				fail_msg("key %d: present (rc %d), deleted by a commit", i, rc);
+			continue;
+		}
+		if (rc != UT_OK)
+			fail_msg("key %d: rc %d: %s", i, rc, ut_errdetail());
+		dmg_val(want, i, m->gen[i], m->len[i]);
+		if (vlen != m->len[i] || memcmp(val, want, vlen))
+			fail_msg("key %d: not generation %d", i, m->gen[i]);
+		free(val);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_check(db, stderr, &cr), UT_OK);
+	free(want);
+}
+
+/* Open the damaged database: all 40 commits there (returns 1) or
+ * UT_ECORRUPT with a detail (returns 0). */
+static int dmg_open(ut_simdisk *d, const ut_options *o, const struct dmg_model *m,
+		    const char *what)
+{
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_db *db;
+	int rc = ut_db_open_vfs(v, DB, o, &db);
+
+	if (rc != UT_OK) {
+		if (rc != UT_ECORRUPT)
+			fail_msg("%s: open: %s: %s", what, ut_strerror(rc), ut_errdetail());
+		assert_true(strlen(ut_errdetail()) > 20);
+		print_message("%s: refused: %s\n", what, ut_errdetail());
+		return 0;
+	}
+	dmg_verify(db, m);
+	assert_int_equal(ut_close(db), UT_OK);
+	print_message("%s: recovered all %d commits\n", what, DMG_COMMITS);
+	return 1;
+}
+
+static uint8_t *dmg_slurp(ut_simdisk *d, const char *path, uint64_t *len)
+{
+	uint8_t *b;
+
+	assert_int_equal(ut_simdisk_file_size(d, path, len), UT_OK);
+	b = malloc(*len + 1);
+	assert_int_equal(ut_simdisk_peek(d, path, 0, b, *len), (int64_t)*len);
+	return b;
+}
+
+static void dmg_rewrite(ut_simdisk *d, const char *path, const uint8_t *b,
+			uint64_t len)
+{
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_file *f;
+
+	assert_int_equal(v->open(v, path, 0, &f), UT_OK);
+	assert_int_equal(ut_file_truncate(f, 0), UT_OK);
+	assert_int_equal(ut_file_write(f, b, len, 0, 0), UT_OK);
+	assert_int_equal(ut_file_sync(f), UT_OK);
+	ut_file_close(f);
+}
+
+static struct dmg_model *dmg_m;
+
+/* Item 1: one bit of the current -wal header slot flipped. */
+static void test_damage_header_slot(void **s)
+{
+	(void)s;
+	for (int small = 0; small < 2; small++) {
+		ut_options o;
+		ut_simdisk *d = dmg_build(small, &o, dmg_m);
+		uint8_t h[2][64];
+		int cur;
+
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(ut_simdisk_peek(d, DB "-wal", k * 4096u, h[k], 64), 64);
+		cur = ut_ld64(h[1] + 16) > ut_ld64(h[0] + 16);
+		assert_int_equal(ut_simdisk_corrupt(d, DB "-wal", cur * 4096u + 20, 1), UT_OK);
+		/* rebuilt from the records: everything is there */
+		assert_int_equal(dmg_open(d, &o, dmg_m, small ? "B header slot" : "A header slot"), 1);
+		/* and the header was rewritten: the next open is ordinary */
+		assert_int_equal(dmg_open(d, &o, dmg_m, "reopen"), 1);
+		ut_simdisk_free(d);
+	}
+}
+
+/* Item 2a: bytes inserted into or removed from the middle of the log. */
+static void test_damage_log_shift(void **s)
+{
+	(void)s;
+	for (int small = 0; small < 2; small++) {
+		for (int kind = 0; kind < 3; kind++) {
+			static const char *names[] = { "insert 13", "remove 1000",
+						       "duplicate 4096" };
+			ut_options o;
+			ut_simdisk *d = dmg_build(small, &o, dmg_m);
+			uint64_t len, mid;
+			uint8_t *b = dmg_slurp(d, DB "-wal", &len), *n;
+			char what[64];
+
+			assert_true(len > UT_WAL_DATA_OFF + 100000);
+			mid = UT_WAL_DATA_OFF + (len - UT_WAL_DATA_OFF) / 2;
+			n = malloc(len + 4096);
+			memcpy(n, b, mid);
+			if (kind == 0) {
+				memset(n + mid, 0x5a, 13);
+				memcpy(n + mid + 13, b + mid, len - mid);
+				len += 13;
+			} else if (kind == 1) {
+				memcpy(n + mid, b + mid + 1000, len - mid - 1000);
+				len -= 1000;
+			} else {
+				memcpy(n + mid, b + mid - 4096, 4096);
+				memcpy(n + mid + 4096, b + mid, len - mid);
+				len += 4096;
+			}
+			dmg_rewrite(d, DB "-wal", n, len);
+			snprintf(what, sizeof(what), "%s: %s", small ? "B" : "A",
+				 names[kind]);
+			assert_int_equal(dmg_open(d, &o, dmg_m, what), 0);
+			assert_non_null(strstr(ut_errdetail(), "LSN range"));
+			/* refused, and nothing was cut: still refused */
+			assert_int_equal(dmg_open(d, &o, dmg_m, what), 0);
+			free(n);
+			free(b);
+			ut_simdisk_free(d);
+		}
+	}
+}
+
+/* Item 2b: B's log cut short while the data file holds newer pages. */
+static void test_damage_log_cut_newer_pages(void **s)
+{
+	(void)s;
+	ut_options o;
+	ut_simdisk *d = dmg_build(1, &o, dmg_m);
+	uint64_t len, dlen, mid, newest = 0, redo, start;
+	uint8_t *b = dmg_slurp(d, DB "-wal", &len), *data = dmg_slurp(d, DB, &dlen);
+	int cur = ut_ld64(b + 4096 + 16) > ut_ld64(b + 16);
+
+	/* the newest page in the data file, past the checkpoint */
+	for (uint64_t off = 0; off < dlen; off += UT_PAGE_SIZE)
+		if (ut_page_checksum_ok(data + off) && ut_page_lsn(data + off) > newest)
+			newest = ut_page_lsn(data + off);
+	redo = ut_ld64(data + UT_META_CKPT_LSN);
+	start = ut_ld64(b + cur * 4096 + 32);
+	assert_true(newest > redo && redo >= start);
+	/* cut the log inside the commit that page belongs to */
+	mid = UT_WAL_DATA_OFF + (newest - start) - 8;
+	assert_true(mid < len);
+	dmg_rewrite(d, DB "-wal", b, mid);
+	free(data);
+	assert_int_equal(dmg_open(d, &o, dmg_m, "B: log cut below a page LSN"), 0);
+	assert_non_null(strstr(ut_errdetail(), "are missing"));
+	/* nothing was repaired behind the refusal */
+	uint64_t after;
+	assert_int_equal(ut_simdisk_file_size(d, DB "-wal", &after), UT_OK);
+	assert_int_equal(after, mid);
+	free(b);
+	ut_simdisk_free(d);
+}
+
+/* Item 3: -wal deleted beside a header that says "not closed cleanly". */
+static void test_damage_log_deleted(void **s)
+{
+	(void)s;
+	for (int small = 0; small < 2; small++) {
+		ut_options o;
+		ut_simdisk *d = dmg_build(small, &o, dmg_m);
+		ut_vfs *v = ut_simdisk_vfs(d);
+
+		assert_int_equal(v->remove(v, DB "-wal"), UT_OK);
+		assert_int_equal(dmg_open(d, &o, dmg_m, small ? "B: -wal deleted"
+							      : "A: -wal deleted"), 0);
+		assert_non_null(strstr(ut_errdetail(), "is missing"));
+		assert_int_equal(v->exists(v, DB "-wal"), 0); /* not recreated */
+		ut_simdisk_free(d);
+	}
+}
+
+/* Item 4: page 0 zeroed, in A, B and a two-page database. */
+static void test_damage_header_zeroed(void **s)
+{
+	(void)s;
+	static uint8_t zero[UT_PAGE_SIZE];
+
+	for (int small = 0; small < 2; small++) {
+		ut_options o;
+		ut_simdisk *d = dmg_build(small, &o, dmg_m);
+
+		assert_int_equal(ut_simdisk_poke(d, DB, 0, zero, sizeof(zero)), UT_OK);
+		(void)dmg_open(d, &o, dmg_m, small ? "B: page 0 zeroed" : "A: page 0 zeroed");
+		if (!small)
+			assert_non_null(strstr(ut_errdetail(), "all zeroes"));
+		ut_simdisk_free(d);
+	}
+	/* a two-page database, cleanly closed, keys in page 1 */
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_AUTO, 8 * UT_PAGE_SIZE, 1);
+	ut_db *db;
+	uint64_t size;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	assert_int_equal(size, 2 * UT_PAGE_SIZE);
+	assert_int_equal(ut_simdisk_poke(d, DB, 0, zero, sizeof(zero)), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	print_message("two pages, page 0 zeroed: %s\n", ut_errdetail());
+	/* and the keys are still in page 1 (nothing was re-initialised) */
+	uint8_t pg[UT_PAGE_SIZE];
+	assert_int_equal(ut_simdisk_peek(d, DB, UT_PAGE_SIZE, pg, sizeof(pg)),
+			 UT_PAGE_SIZE);
+	assert_true(ut_page_nslots(pg) >= 5);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1065,6 +1390,12 @@ int main(void)
 		cmocka_unit_test(test_log_missing),
 		cmocka_unit_test(test_open_corruption),
 		cmocka_unit_test(test_crash_during_create),
+		cmocka_unit_test(test_damage_header_slot),
+		cmocka_unit_test(test_damage_log_shift),
+		cmocka_unit_test(test_damage_log_cut_newer_pages),
+		cmocka_unit_test(test_damage_log_deleted),
+		cmocka_unit_test(test_damage_header_zeroed),
 	};
+	dmg_m = malloc(sizeof(*dmg_m));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

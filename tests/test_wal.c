@@ -845,6 +845,88 @@ static void test_reset_interrupted(void **state)
 	unlink(path);
 }
 
+/* The current header slot damaged (one bit): the other slot's older epoch
+ * must not be taken for current (its end is the redo start: nothing would
+ * be replayed).  The newer epoch's records rebuild the header. */
+static void test_damaged_current_slot(void **state)
+{
+	const char *path = tmp_path("slot_flip");
+	enum { NT = 120 };
+	static uint64_t lsns[NT];
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	ut_wal_recovery_info info;
+	ut_wal_stats st;
+	unsigned char *b;
+	size_t len;
+	ut_wal *w;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	append_range(w, 5, 0, 40, 300, 1, lsns);
+	/* everything checkpointed: a reset to epoch 2, then 80 more txns */
+	assert_int_equal(ut_wal_checkpoint_done(w, lsns[39]), UT_OK);
+	ut_wal_stats_get(w, &st);
+	assert_int_equal(st.epoch, 2);
+	append_range(w, 5, 40, NT, 300, 1, lsns);
+	ut_wal_close(w);
+
+	b = slurp(path, &len);
+	b[(2 % 2) * 4096 + 20] ^= 0x10; /* epoch 2 lives in slot 0 */
+	spit(path, b, len);
+	free(b);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, lsns[39], model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.header_rebuilt, 1);
+	assert_int_equal(info.txns_replayed, NT - 40);
+	assert_int_equal(info.end_lsn, lsns[NT - 1]);
+	ut_wal_close(w);
+	/* rewritten: the next open finds both slots valid, nothing to rebuild */
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, lsns[39], NULL, NULL, &info), UT_OK);
+	assert_int_equal(info.header_rebuilt, 0);
+	assert_int_equal(info.txns_replayed, NT - 40);
+	ut_wal_close(w);
+	unlink(path);
+}
+
+/* Bytes inserted in the middle of the synced log shift every record after
+ * them: not a torn tail, so refused, naming the LSN range, file untouched. */
+static void test_inserted_bytes(void **state)
+{
+	const char *path = tmp_path("insert");
+	enum { NT = 60 };
+	static uint64_t lsns[NT];
+	ut_wal_recovery_info info;
+	unsigned char *b, *n;
+	size_t len, at;
+	ut_wal *w;
+
+	(void)state;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 9, 0, NT, 300, 0, lsns);
+	/* one sync for all: no record's durable floor proves anything */
+	assert_int_equal(ut_wal_flush_to(w, lsns[NT - 1]), UT_OK);
+	ut_wal_close(w);
+	b = slurp(path, &len);
+	at = UT_WAL_DATA_OFF + (len - UT_WAL_DATA_OFF) / 2;
+	n = malloc(len + 5);
+	memcpy(n, b, at);
+	memcpy(n + at, "XXXXX", 5);
+	memcpy(n + at + 5, b + at, len - at);
+	spit(path, n, len + 5);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
+	assert_int_equal(info.stop_reason, UT_WAL_STOP_CORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "LSN range"));
+	ut_wal_close(w);
+	assert_int_equal(file_size(path), len + 5);
+	free(n);
+	free(b);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -858,6 +940,8 @@ int main(void)
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_checkpoint_reclaim),
 		cmocka_unit_test(test_reset_interrupted),
+		cmocka_unit_test(test_damaged_current_slot),
+		cmocka_unit_test(test_inserted_bytes),
 	};
 	int rc;
 

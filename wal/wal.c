@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -43,6 +44,10 @@ struct ut_wal {
 
 	/* current epoch, from the header */
 	uint64_t epoch, salt, start_lsn;
+	int slots_valid; /* header slots that passed their checks at open */
+	/* ut_wal_require_end: the log must reach this LSN (0: no evidence) */
+	uint64_t need_end;
+	char need_what[160];
 
 	int ready;      /* recovered (or new): appends allowed */
 	int flushing;   /* a leader is writing/syncing */
@@ -233,6 +238,7 @@ static int load_header(ut_wal *w, uint64_t size)
 			magic = 1;
 		if (r == UT_EVERSION)
 			version = 1;
+		w->slots_valid += r == 1;
 		if (r == 1 && (!best || e > w->epoch)) {
 			best = 1;
 			w->epoch = e;
@@ -661,37 +667,243 @@ static const unsigned char *rd_get(reader *r, uint64_t off, size_t want,
 	return r->buf + (off - r->off);
 }
 
-/* After a bad record at bad_lsn: is there a valid record of this epoch
- * further on whose durable floor is above bad_lsn, i.e. written after the
- * bad bytes had been synced?  Returns 1/0, or a negative code. */
-static int later_durable_record(ut_wal *w, reader *rd, uint64_t bad_lsn,
-				uint64_t file_size)
+/* Cheap test before a CRC: could the 40 bytes at p start a record? */
+static int plausible_header(const unsigned char *p)
 {
-	for (uint64_t off = off_of(w, bad_lsn) + 8;
-	     off + UT_WAL_REC_HDR <= file_size; off += 8) {
-		size_t avail;
-		int rc = UT_OK;
-		const unsigned char *p = rd_get(rd, off, UT_WAL_REC_HDR, &avail, &rc);
-		uint64_t lsn = w->start_lsn + (off - UT_WAL_DATA_OFF);
+	uint32_t len = get32(p + 8);
 
+	return (p[4] == REC_DELTA || p[4] == REC_COMMIT) && !p[5] &&
+	       !get16(p + 6) && len >= UT_WAL_REC_HDR && len <= UT_WAL_MAX_REC;
+}
+
+/* The record at file offset off if it is valid with this lsn and salt:
+ * returns a pointer and *plen (0 when not valid), or NULL with *rc. */
+static const unsigned char *record_at(reader *rd, uint64_t off, uint64_t lsn,
+				      uint64_t salt, size_t *plen, int *rc)
+{
+	const unsigned char *p;
+	size_t avail, want;
+
+	*plen = 0;
+	p = rd_get(rd, off, UT_WAL_REC_HDR, &avail, rc);
+	if (!p)
+		return NULL;
+	want = avail >= UT_WAL_REC_HDR ? pad8(get32(p + 8)) : 0;
+	if (want >= UT_WAL_REC_HDR && want <= UT_WAL_MAX_REC) {
+		p = rd_get(rd, off, want, &avail, rc);
+		if (!p)
+			return NULL;
+	}
+	*plen = check_record(p, avail, lsn, salt);
+	return p;
+}
+
+/* A COMMIT must name its transaction's first record and delta count. */
+static int commit_matches(const unsigned char *p, uint64_t txn_start,
+			  uint64_t deltas)
+{
+	return get64(p + UT_WAL_REC_HDR + 8) == txn_start &&
+	       get32(p + 12) == deltas;
+}
+
+/* After a bad record at file offset bad_off (expected LSN bad_lsn): did the
+ * log go on?  Evidence is a valid record of this epoch further on, at any
+ * byte offset, that either (a) sits where its LSN does not belong -- bytes
+ * were inserted or removed before it, which no crash does, since records
+ * are only ever written at their own position -- or (b) has a durable floor
+ * beyond bad_lsn: it was appended after the bad bytes had been synced.  The
+ * records of a torn last batch have neither.  Returns 1 with *lost_end =
+ * the highest LSN such records reach, 0 for none, or a negative code. */
+static int later_evidence(ut_wal *w, reader *rd, uint64_t bad_off,
+			  uint64_t bad_lsn, uint64_t size, uint64_t *lost_end)
+{
+	int found = 0;
+
+	for (uint64_t off = bad_off + 1; off + UT_WAL_REC_HDR <= size; off++) {
+		const unsigned char *p;
+		size_t avail, plen;
+		uint64_t lsn;
+		int rc = UT_OK;
+
+		p = rd_get(rd, off, UT_WAL_REC_HDR, &avail, &rc);
 		if (!p)
 			return rc;
-		if (get64(p + 24) != w->salt || get64(p + 16) != lsn ||
-		    get64(p + 32) <= bad_lsn)
+		if (get64(p + 24) != w->salt || !plausible_header(p))
 			continue;
-		size_t len = pad8(get32(p + 8));
-		if (len < UT_WAL_REC_HDR || len > UT_WAL_MAX_REC)
-			continue;
-		p = rd_get(rd, off, len, &avail, &rc);
+		lsn = get64(p + 16);
+		p = record_at(rd, off, lsn, w->salt, &plen, &rc);
 		if (!p)
 			return rc;
-		if (check_record(p, avail, lsn, w->salt))
+		if (!plen)
+			continue;
+		if (lsn != w->start_lsn + (off - UT_WAL_DATA_OFF) ||
+		    get64(p + 32) > bad_lsn) {
+			found = 1;
+			if (lsn + plen > *lost_end)
+				*lost_end = lsn + plen;
+		}
+		off += plen - 1;
+	}
+	return found;
+}
+
+/* Where the chain of valid records of the epoch (salt, start) beginning at
+ * from ends: the end of its last whole transaction.  Nothing is applied. */
+static int chain_end(reader *rd, uint64_t size, uint64_t salt, uint64_t start,
+		     uint64_t from, uint64_t *end)
+{
+	uint64_t lsn = from, deltas = 0;
+	int rc = UT_OK;
+
+	*end = from;
+	while (from >= start && UT_WAL_DATA_OFF + (lsn - start) < size) {
+		size_t plen;
+		const unsigned char *p = record_at(rd, UT_WAL_DATA_OFF + (lsn - start),
+						   lsn, salt, &plen, &rc);
+		if (!p)
+			return rc;
+		if (!plen || (p[4] == REC_COMMIT && !commit_matches(p, *end, deltas)))
+			break;
+		lsn += plen;
+		if (p[4] == REC_DELTA) {
+			deltas += get32(p + 12);
+		} else {
+			*end = lsn;
+			deltas = 0;
+		}
+	}
+	return UT_OK;
+}
+
+/* Only one header slot is valid: was the other the current epoch's,
+ * damaged?  A valid record with another salt whose position implies an
+ * epoch start above ours would show it (an older epoch's leftovers imply a
+ * start below ours).  Returns 1 with its salt and start, 0, or a code. */
+static int find_newer_epoch(ut_wal *w, reader *rd, uint64_t size,
+			    uint64_t *salt, uint64_t *start)
+{
+	for (uint64_t off = UT_WAL_DATA_OFF; off + UT_WAL_REC_HDR <= size;
+	     off += 8) {
+		const unsigned char *p;
+		size_t avail, plen;
+		uint64_t lsn, rel = off - UT_WAL_DATA_OFF;
+		int rc = UT_OK;
+
+		p = rd_get(rd, off, UT_WAL_REC_HDR, &avail, &rc);
+		if (!p)
+			return rc;
+		lsn = get64(p + 16);
+		*salt = get64(p + 24);
+		if (*salt == w->salt || lsn < rel || lsn - rel <= w->start_lsn ||
+		    !plausible_header(p))
+			continue;
+		p = record_at(rd, off, lsn, *salt, &plen, &rc);
+		if (!p)
+			return rc;
+		if (plen) {
+			*start = lsn - rel;
 			return 1;
+		}
 	}
 	return 0;
 }
 
+/* The header slot of the current epoch may have been damaged, leaving the
+ * previous epoch's slot to be taken for current: then the newer epoch's
+ * records are in the file.  Adopt that epoch when its chain from the redo
+ * start reaches further than ours.  (A reset cut short after copying the
+ * live tail, before its header, leaves a newer-looking copy of our own
+ * tail: its chain never reaches further, so it is not adopted.)  The
+ * header is rewritten only once recovery has succeeded. */
+static int adopt_newer_epoch(ut_wal *w, reader *rd, uint64_t size,
+			     uint64_t from, int *adopted)
+{
+	uint64_t salt = 0, start = 0, ours, theirs;
+	int rc = find_newer_epoch(w, rd, size, &salt, &start);
+
+	/* A newer epoch starts at a redo start a checkpoint recorded first:
+	 * the engine's redo start (from) is at or beyond it. */
+	if (rc <= 0 || from < start)
+		return rc < 0 ? rc : UT_OK;
+	if ((rc = chain_end(rd, size, w->salt, w->start_lsn, from, &ours)) ||
+	    (rc = chain_end(rd, size, salt, start, from, &theirs)))
+		return rc;
+	if (theirs <= ours)
+		return UT_OK;
+	w->epoch++;
+	w->salt = salt;
+	w->start_lsn = start;
+	*adopted = 1;
+	return UT_OK;
+}
+
+void ut_wal_require_end(ut_wal *w, uint64_t lsn, const char *what)
+{
+	pthread_mutex_lock(&w->mu);
+	if (lsn > w->need_end) {
+		w->need_end = lsn;
+		snprintf(w->need_what, sizeof(w->need_what), "%s", what);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* ---- recovery ---- */
+
+/* Replay the transaction whose delta records are txn[0, txn_len), with
+ * commit LSN lsn. */
+static int replay_txn(const unsigned char *txn, size_t txn_len, uint64_t lsn,
+		      int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
+		      void *ctx, ut_wal_recovery_info *inf)
+{
+	for (size_t r = 0; r < txn_len;) {
+		const unsigned char *q = txn + r;
+		uint32_t len = get32(q + 8), count = get32(q + 12);
+		size_t pos = UT_WAL_REC_HDR;
+
+		for (uint32_t i = 0; i < count; i++) {
+			ut_wal_delta d = {
+				.pgno = get32(q + pos),
+				.offset = get16(q + pos + 4),
+				.len = get16(q + pos + 6),
+				.data = q + pos + DELTA_ENTRY_HDR,
+			};
+			if (apply) {
+				int rc = apply(ctx, lsn, &d);
+
+				if (rc) {
+					inf->stop_reason = UT_WAL_STOP_APPLY;
+					inf->bad_lsn = lsn;
+					return rc;
+				}
+			}
+			inf->deltas_applied++;
+			pos += DELTA_ENTRY_HDR + d.len;
+		}
+		r += pad8(len);
+	}
+	inf->txns_replayed++;
+	return UT_OK;
+}
+
+static int append_copy(unsigned char **buf, size_t *len, size_t *cap,
+		       const unsigned char *p, size_t n)
+{
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap : 65536;
+		unsigned char *np;
+
+		while (c < *len + n)
+			c *= 2;
+		np = realloc(*buf, c);
+		if (!np)
+			return UT_ENOMEM;
+		*buf = np;
+		*cap = c;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	return UT_OK;
+}
 
 int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
@@ -702,7 +914,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	unsigned char *txn = NULL; /* pending delta records, copied */
 	size_t txn_len = 0, txn_cap = 0;
 	uint64_t size, lsn, txn_start, last_txn_id = 0, txn_deltas = 0;
-	int rc;
+	int rc, adopted = 0;
 
 	if (!w)
 		return UT_EINVAL;
@@ -713,130 +925,116 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		ut_set_errdetail("wal: recover on a handle with pending appends");
 		return UT_EINVAL;
 	}
-	if (!from_lsn)
-		from_lsn = w->start_lsn;
-	if (from_lsn < w->start_lsn) {
-		pthread_mutex_unlock(&w->mu);
-		ut_set_errdetail("%s: redo start %llu precedes the log start %llu "
-				 "(log reset past an unrecorded checkpoint?)",
-				 w->path, (unsigned long long)from_lsn,
-				 (unsigned long long)w->start_lsn);
-		return UT_ECORRUPT;
-	}
 	rd.f = w->f;
 	rc = ut_file_size(w->f, &size);
 	if (rc)
 		goto out;
+	if (w->slots_valid == 1 &&
+	    (rc = adopt_newer_epoch(w, &rd, size, from_lsn, &adopted)))
+		goto out;
+	inf.header_rebuilt = adopted;
+	if (!from_lsn)
+		from_lsn = w->start_lsn;
+	if (from_lsn < w->start_lsn) {
+		rc = UT_ECORRUPT;
+		ut_set_errdetail("%s: redo start %llu precedes the log start %llu "
+				 "(log reset past an unrecorded checkpoint?)",
+				 w->path, (unsigned long long)from_lsn,
+				 (unsigned long long)w->start_lsn);
+		goto out;
+	}
 	inf.start_lsn = lsn = txn_start = from_lsn;
 	inf.stop_reason = UT_WAL_STOP_END;
 
 	for (;;) {
-		uint64_t off = off_of(w, lsn);
+		uint64_t off = off_of(w, lsn), lost_end = 0;
 		const unsigned char *p;
-		size_t avail, plen;
+		size_t plen;
+		int later;
 
 		if (off >= size)
 			break; /* clean end of file */
-		p = rd_get(&rd, off, UT_WAL_REC_HDR, &avail, &rc);
+		p = record_at(&rd, off, lsn, w->salt, &plen, &rc);
 		if (!p)
 			goto out;
-		plen = avail >= UT_WAL_REC_HDR ? pad8(get32(p + 8)) : 0;
-		if (plen >= UT_WAL_REC_HDR && plen <= UT_WAL_MAX_REC) {
-			p = rd_get(&rd, off, plen, &avail, &rc);
-			if (!p)
-				goto out;
-		}
-		plen = check_record(p, avail, lsn, w->salt);
 		if (plen && p[4] == REC_COMMIT &&
-		    (get64(p + UT_WAL_REC_HDR + 8) != txn_start ||
-		     get32(p + 12) != txn_deltas))
+		    !commit_matches(p, txn_start, txn_deltas))
 			plen = 0; /* commit does not match its transaction */
-		if (!plen) {
-			int later;
-
-			inf.bad_offset = off;
-			inf.bad_lsn = lsn;
-			later = later_durable_record(w, &rd, lsn, size);
-			if (later < 0) {
-				rc = later;
-				goto out;
-			}
-			if (later) {
-				inf.stop_reason = UT_WAL_STOP_CORRUPT;
-				rc = UT_ECORRUPT;
-				ut_set_errdetail(
-					"%s: log record at offset %llu (LSN %llu) is "
-					"corrupt but durable records follow it; replay "
-					"stopped there, %llu committed transactions "
-					"replayed, log left untouched",
-					w->path, (unsigned long long)off,
-					(unsigned long long)lsn,
-					(unsigned long long)inf.txns_replayed);
-				goto out;
-			}
-			inf.stop_reason = UT_WAL_STOP_TAIL;
-			break;
-		}
-		inf.records++;
-		if (p[4] == REC_DELTA) {
-			if (txn_len + plen > txn_cap) {
-				size_t cap = txn_cap ? txn_cap : 65536;
-				unsigned char *np;
-
-				while (cap < txn_len + plen)
-					cap *= 2;
-				np = realloc(txn, cap);
-				if (!np) {
-					rc = UT_ENOMEM;
-					goto out;
-				}
-				txn = np;
-				txn_cap = cap;
-			}
-			memcpy(txn + txn_len, p, plen);
-			txn_len += plen;
-			txn_deltas += get32(p + 12);
+		if (plen) {
+			inf.records++;
 			lsn += plen;
+			if (p[4] == REC_DELTA) {
+				if ((rc = append_copy(&txn, &txn_len, &txn_cap, p,
+						      plen)))
+					goto out;
+				txn_deltas += get32(p + 12);
+				continue;
+			}
+			last_txn_id = get64(p + UT_WAL_REC_HDR);
+			if ((rc = replay_txn(txn, txn_len, lsn, apply, ctx, &inf)))
+				goto out;
+			txn_len = 0;
+			txn_deltas = 0;
+			txn_start = lsn;
 			continue;
 		}
-		/* COMMIT: replay the transaction */
-		lsn += plen;
-		last_txn_id = get64(p + UT_WAL_REC_HDR);
-		for (size_t r = 0; r < txn_len;) {
-			const unsigned char *q = txn + r;
-			uint32_t len = get32(q + 8), count = get32(q + 12);
-			size_t pos = UT_WAL_REC_HDR;
-
-			for (uint32_t i = 0; i < count; i++) {
-				ut_wal_delta d = {
-					.pgno = get32(q + pos),
-					.offset = get16(q + pos + 4),
-					.len = get16(q + pos + 6),
-					.data = q + pos + DELTA_ENTRY_HDR,
-				};
-				if (apply) {
-					rc = apply(ctx, lsn, &d);
-					if (rc) {
-						inf.stop_reason = UT_WAL_STOP_APPLY;
-						inf.bad_lsn = lsn;
-						goto out;
-					}
-				}
-				inf.deltas_applied++;
-				pos += DELTA_ENTRY_HDR + d.len;
-			}
-			r += pad8(len);
+		inf.bad_offset = off;
+		inf.bad_lsn = lsn;
+		later = later_evidence(w, &rd, off, lsn, size, &lost_end);
+		if (later < 0) {
+			rc = later;
+			goto out;
 		}
-		inf.txns_replayed++;
-		txn_len = 0;
-		txn_deltas = 0;
-		txn_start = lsn;
+		if (later) {
+			inf.stop_reason = UT_WAL_STOP_CORRUPT;
+			rc = UT_ECORRUPT;
+			ut_set_errdetail(
+				"%s: log record at offset %llu (LSN %llu) is damaged, "
+				"but valid records of this log follow it: committed "
+				"transactions in LSN range [%llu, %llu) cannot be "
+				"replayed (%llu replayed before it); log left untouched",
+				w->path, (unsigned long long)off,
+				(unsigned long long)lsn, (unsigned long long)txn_start,
+				(unsigned long long)lost_end,
+				(unsigned long long)inf.txns_replayed);
+			goto out;
+		}
+		inf.stop_reason = UT_WAL_STOP_TAIL;
+		break;
 	}
 
-	/* Cut at the end of the last commit; drop everything after it. */
 	if (txn_start != lsn)
 		inf.txns_discarded = 1;
 	inf.end_lsn = txn_start;
+	if (off_of(w, txn_start) > size) {
+		rc = UT_ECORRUPT;
+		inf.stop_reason = UT_WAL_STOP_CORRUPT;
+		inf.bad_lsn = from_lsn;
+		ut_set_errdetail("%s: redo start %llu lies beyond the end of the "
+				 "log (LSN %llu): durable log records are missing",
+				 w->path, (unsigned long long)from_lsn,
+				 (unsigned long long)(w->start_lsn + size -
+						      UT_WAL_DATA_OFF));
+		goto out;
+	}
+	if (w->need_end > txn_start) {
+		/* A page (or header) vouches that the log was durable further:
+		 * what is missing was acknowledged. */
+		rc = UT_ECORRUPT;
+		inf.stop_reason = UT_WAL_STOP_CORRUPT;
+		inf.bad_lsn = txn_start;
+		ut_set_errdetail("%s: the log ends at LSN %llu, but %s carries LSN "
+				 "%llu: durable log records in LSN range [%llu, %llu) "
+				 "are missing (log damaged or cut short); log left "
+				 "untouched",
+				 w->path, (unsigned long long)txn_start, w->need_what,
+				 (unsigned long long)w->need_end,
+				 (unsigned long long)txn_start,
+				 (unsigned long long)w->need_end);
+		goto out;
+	}
+	/* Recovery has decided the log ends here: only now cut what follows
+	 * the last commit, so stale bytes can never be read as records. */
 	if (off_of(w, txn_start) < size) {
 		inf.bytes_discarded = size - off_of(w, txn_start);
 		if (inf.stop_reason == UT_WAL_STOP_END)
@@ -848,18 +1046,9 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		}
 		if (rc)
 			goto out;
-	} else if (off_of(w, txn_start) > size) {
-		/* from_lsn lies beyond the end of the log */
-		rc = UT_ECORRUPT;
-		inf.stop_reason = UT_WAL_STOP_CORRUPT;
-		inf.bad_lsn = from_lsn;
-		ut_set_errdetail("%s: redo start %llu lies beyond the end of the "
-				 "log (LSN %llu): durable log records are missing",
-				 w->path, (unsigned long long)from_lsn,
-				 (unsigned long long)(w->start_lsn + size -
-						      UT_WAL_DATA_OFF));
-		goto out;
 	}
+	if (adopted && (rc = write_header(w, w->epoch, w->salt, w->start_lsn)))
+		goto out;
 	w->next_lsn = w->written_lsn = w->durable_lsn = txn_start;
 	w->active.len = 0;
 	w->active.lsn = txn_start;
@@ -867,6 +1056,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		w->ckpt_lsn = from_lsn;
 	if (last_txn_id >= w->next_txn_id)
 		w->next_txn_id = last_txn_id + 1;
+	w->st.epoch = w->epoch;
 	w->ready = 1;
 	rc = UT_OK;
 out:

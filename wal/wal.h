@@ -49,21 +49,37 @@
  *    order, with their commit LSN.  It stops at the first record that fails
  *    validation (length, CRC32C, LSN = position, salt of the current log
  *    epoch, delta bounds, COMMIT naming its transaction's first record):
- *      * torn tail: nothing valid that was provably durable follows -> the
- *        log is cut at the end of the last COMMIT (an unfinished transaction
- *        is discarded too), the file is truncated there and synced, so stale
- *        bytes can never be read as records later.  Returns UT_OK;
- *        info->stop_reason = UT_WAL_STOP_TAIL, bytes_discarded says how much.
- *      * corruption in the middle: a valid record of this epoch follows the
- *        bad one whose "durable floor" (the durable LSN when it was appended)
- *        lies beyond the bad record, i.e. the bad bytes had been fsynced
- *        before later commits were written.  Replay stops before the bad
- *        record (what precedes it has been applied), nothing is truncated,
- *        the handle refuses appends, and UT_ECORRUPT is returned with
+ *      * corruption in the middle: a valid record of this epoch lies past
+ *        the bad one, at ANY byte offset, and either (a) not at the position
+ *        its LSN gives -- bytes were inserted or removed, which no crash
+ *        does, since records are only written at their own position -- or
+ *        (b) with a "durable floor" (the durable LSN when it was appended)
+ *        beyond the bad record, i.e. the bad bytes had been fsynced before
+ *        later commits were written.  Replay stops before the bad record
+ *        (what precedes it has been applied), nothing is truncated, the
+ *        handle refuses appends, and UT_ECORRUPT is returned with
  *        info->stop_reason = UT_WAL_STOP_CORRUPT and ut_errdetail() naming
- *        the file offset and LSN.  Committed data is never silently dropped.
- *    A corrupted last synced batch with no later commit cannot be told from a
- *    torn tail; it is cut like one (as in every log without a side channel).
+ *        the file offset and the LSN range lost.
+ *      * outside evidence: the end found is below the LSN given to
+ *        ut_wal_require_end (a data page newer than the log): UT_ECORRUPT
+ *        the same way, nothing truncated.
+ *      * torn tail: none of the above -> the log is cut at the end of the
+ *        last COMMIT (an unfinished transaction is discarded too), the file
+ *        is truncated there and synced, so stale bytes can never be read as
+ *        records later.  Returns UT_OK; info->stop_reason =
+ *        UT_WAL_STOP_TAIL, bytes_discarded says how much.  The truncation
+ *        is the only repair, and it comes after that decision.
+ *    A corrupted or cut last synced batch with no later commit and no newer
+ *    page cannot be told from a torn tail; it is cut like one (as in every
+ *    log without a side channel).
+ *
+ *  - Damaged header slot: with only one slot valid at open, recovery looks
+ *    for records of a NEWER epoch (another salt, at positions implying a
+ *    start above the valid slot's); if their chain from from_lsn reaches
+ *    further than the valid epoch's, the current slot was damaged: that
+ *    epoch is used (info->header_rebuilt) and its header rewritten once
+ *    recovery succeeded.  A reset cut short after its tail copy leaves a
+ *    copy that never reaches further, so it is not taken.
  *
  *  - Reclaim: ut_wal_checkpoint_done(redo_lsn) tells the log that every page
  *    change below redo_lsn is durable in the data file and redo_lsn is durably
@@ -158,6 +174,8 @@ typedef struct ut_wal_recovery_info {
 	int stop_reason;          /* enum ut_wal_stop */
 	uint64_t bad_offset;      /* file offset of the record that stopped it */
 	uint64_t bad_lsn;         /* its LSN */
+	int header_rebuilt;       /* the current header slot was damaged; the
+				     epoch was taken from its records */
 } ut_wal_recovery_info;
 
 typedef struct ut_wal_stats {
@@ -185,6 +203,12 @@ int ut_wal_open(ut_vfs *vfs, const char *path, const ut_wal_config *cfg,
 int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
 		   void *ctx, ut_wal_recovery_info *info);
+
+/* Evidence from outside the log (what: e.g. "page 7 of PATH") that the log
+ * was durable up to lsn: ut_wal_recover then refuses (UT_ECORRUPT) to end
+ * below it instead of cutting a tail.  Call before ut_wal_recover; the
+ * largest lsn given counts. */
+void ut_wal_require_end(ut_wal *w, uint64_t lsn, const char *what);
 
 /* Buffer n deltas and a COMMIT; *commit_lsn = the LSN that flush_to must
  * reach for this transaction to be durable.  Does not write or sync. */
