@@ -686,6 +686,8 @@ static mutation plan(uint64_t seed, long i)
 		break;
 	case M_TRUNC:
 		m.off = pick_trunc(&r, b, m.file, &m.boundary);
+		for (size_t k = 0; m.file == F_WAL && k < b->nrec; k++)
+			m.boundary |= m.off == UT_WAL_DATA_OFF || m.off == b->rec_end[k];
 		break;
 	case M_REMOVE:
 		if (m.off + m.len >= n) /* leave a tail: a removal, not a cut */
@@ -1153,6 +1155,7 @@ int main(void)
 	long timeout_s = env_long("UT_FUZZ_TIMEOUT", 120);
 	int verbose = (int)env_long("UT_FUZZ_VERBOSE", 0);
 	static long by_file[2][NFILES][NOUTCOMES], by_kind[NKINDS][NOUTCOMES];
+	static long examples[2][NFILES][NOUTCOMES][4]; /* count, 3 iterations */
 	long failures = 0, done = 0;
 	char dir[512], path[600];
 	time_t t0 = time(NULL);
@@ -1214,10 +1217,19 @@ int main(void)
 		by_kind[m.kind][o]++;
 		done++;
 		if (o >= FIRST_FAILURE) {
+			long *ex = examples[m.base][m.file][o];
+
 			failures++;
-			printf("FAIL seed=%llu iter=%ld: %s: %s: open %d, state %d, check %d: %s\n",
-			       (unsigned long long)seed, i, m.desc, outcome_name[o],
-			       r.open_rc, r.match, r.check_rc, why[0] ? why : r.detail);
+			if (ex[0] < 3)
+				ex[1 + ex[0]] = i;
+			ex[0]++;
+			if (o == O_CRASH || o == O_HANG)
+				printf("FAIL seed=%llu iter=%ld: %s: %s: %s\n",
+				       (unsigned long long)seed, i, m.desc, outcome_name[o], why);
+			else
+				printf("FAIL seed=%llu iter=%ld: %s: %s: open %d, state %d, "
+				       "check %d: %s\n", (unsigned long long)seed, i, m.desc,
+				       outcome_name[o], r.open_rc, r.match, r.check_rc, r.detail);
 		} else if (verbose) {
 			printf("ok   seed=%llu iter=%ld: %s: %s (state %d) %s\n",
 			       (unsigned long long)seed, i, m.desc, outcome_name[o],
@@ -1247,6 +1259,21 @@ int main(void)
 			tot += by_kind[k][o];
 		print_row(kind_name[k], by_kind[k], tot);
 	}
+	printf("\nfailure classes (replay one: UT_FUZZ_SEED=%llu UT_FUZZ_ONLY=iter)\n",
+	       (unsigned long long)seed);
+	for (int bi = 0; bi < 2; bi++)
+		for (int f = 0; f < NFILES; f++)
+			for (int o = FIRST_FAILURE; o < NOUTCOMES; o++) {
+				long *ex = examples[bi][f][o];
+
+				if (!ex[0])
+					continue;
+				printf("  %c %-4s %-14s %5ld  e.g. iter", g_base[bi].name,
+				       file_name[f], outcome_name[o], ex[0]);
+				for (long j = 0; j < ex[0] && j < 3; j++)
+					printf(" %ld", ex[1 + j]);
+				printf("\n");
+			}
 	printf("\nseed %llu: %ld iterations, %ld failures, %ld s\n",
 	       (unsigned long long)seed, done, failures, (long)(time(NULL) - t0));
 	rm_tree(dir);
