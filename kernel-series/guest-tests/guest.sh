@@ -57,6 +57,7 @@ if rtd=$(dev_of xfsrtdev); then
 	mnt xfsrt xfs "rtdev=/dev/$rtd" "$rtd"
 fi
 mnt ext4bigalloc ext4
+mnt ext4j ext4 data=journal
 raw=$(dev_of raw) && args="$args --raw $raw"
 [ -n "$SCSI" ] && args="$args --scsi $SCSI"
 echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basename $b)" "$(cat $b/device/serial 2>/dev/null | tr -d ' ')"; done)"

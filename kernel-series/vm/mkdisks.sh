@@ -10,6 +10,7 @@
 #   xfsrt.img       XFS data device (4 KiB blocks, rtinherit=1) ...
 #   xfsrtdev.img    ... and its realtime device (rt extents $RT_EXTSIZE)
 #   ext4bigalloc.img  ext4, 4 KiB blocks, bigalloc with 16 KiB clusters
+#   ext4j.img       ext4, 4 KiB blocks (the guest mounts it data=journal)
 #   raw.img         no filesystem: raw block-device atomic/split checks
 # Re-running recreates all images (fresh filesystems).  Prints DIR on stdout.
 set -euo pipefail
@@ -41,6 +42,7 @@ q mkfs.xfs -q -f -L xfsrt -b size=4k -s size=4k -d rtinherit=1 \
 	-r rtdev="$dir/xfsrtdev.img",extsize="$RT_EXTSIZE" "$dir/xfsrt.img"
 mk ext4bigalloc
 q mkfs.ext4 -q -F -L ext4bigalloc -b 4096 -O bigalloc -C 16384 "$dir/ext4bigalloc.img"
+mk ext4j;    q mkfs.ext4 -q -F -L ext4j -b 4096 "$dir/ext4j.img"
 mk raw
 rm -f "$dir/mkfs.err"
 echo "$dir"
