@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -36,6 +37,7 @@
 
 #include <liburing.h>
 #include <linux/aio_abi.h>
+#include <linux/fs.h>
 #include <sys/syscall.h>
 
 #include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
@@ -755,6 +757,38 @@ static void interface_checks(const char *tag, int fd, off_t base, const char *wa
 		      want_inval, fd, base, 32 * KiB, 0xa6);
 }
 
+/*
+ * A reflinked (shared) block: the untorn write goes through copy on write
+ * and must leave the other file's data unchanged.  An unpatched kernel
+ * (or no aid) refuses the write with EOPNOTSUPP.
+ */
+static void reflink_checks(const char *tag, const char *mnt, unsigned unit, const char *want)
+{
+	char pa[256], pb[256], name[128];
+	int a, b;
+
+	snprintf(name, sizeof(name), "fs.%s.reflink", tag);
+	a = open_test_file(mnt, "reflink_a.dat", O_DIRECT | O_TRUNC, pa, sizeof(pa));
+	b = open_test_file(mnt, "reflink_b.dat", O_DIRECT | O_TRUNC, pb, sizeof(pb));
+	if (a < 0 || b < 0) {
+		check(name, errname(errno), "open_ok");
+		goto out;
+	}
+	prefill(name, a, 0, 4 * unit, 0xc1);
+	if (ioctl(b, FICLONE, a)) {
+		check(name, errname(errno), "ficlone_ok");
+		goto out;
+	}
+	check(name, xwrite(b, unit, unit, RWF_ATOMIC, 1, 0xc2, 1), want);
+	snprintf(name, sizeof(name), "fs.%s.reflink_other_file", tag);
+	check(name, holds(a, 0, 4 * unit, 0xc1), "intact");
+out:
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+}
+
 static void xfs16k_checks(const char *mnt, const char *dev)
 {
 	char path[256];
@@ -814,6 +848,7 @@ static void xfs16k_checks(const char *mnt, const char *dev)
 	interface_checks("xfs16k", fd, 512 * KiB, w_ok, w_inval);
 	close(fd);
 	append_checks("xfs16k", mnt, 16 * KiB, w_inval);
+	reflink_checks("xfs16k", mnt, 16 * KiB, w_ok);
 }
 
 static void fs4k_checks(const char *tag, const char *mnt)
