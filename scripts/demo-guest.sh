@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo-guest.sh STEP [ARGS] - runs INSIDE the VM (busybox sh) for demo.sh.
 #
-#   modes            untorn info on XFS 16 KiB, XFS 4 KiB and ext4, then a
+#   modes            untorn info on XFS 16 KiB, XFS 4 KiB, ext4, XFS realtime
+#                    (16 KiB rt extents) and ext4 bigalloc (16 KiB clusters), then a
 #                    short durable-update benchmark on each filesystem
 #   crash FS MODE    start the crash workload on FS (prints "committed N";
 #                    the host kills the VM part-way)
@@ -28,9 +29,14 @@ dev_of() {
 mount_fs() { # mount_fs NAME FSTYPE -> /mnt/NAME
 	d=$(dev_of "$1") || { echo "no disk $1"; exit 3; }
 	mkdir -p "/mnt/$1"
-	mount -t "$2" "/dev/$d" "/mnt/$1" || exit 3
+	opts=""
+	if [ "$1" = xfsrt ]; then	# file data lives on the realtime device
+		rtd=$(dev_of xfsrtdev) || { echo "no disk xfsrtdev"; exit 3; }
+		opts="-o rtdev=/dev/$rtd"
+	fi
+	mount -t "$2" $opts "/dev/$d" "/mnt/$1" || exit 3
 }
-fstype() { case $1 in ext4) echo ext4 ;; *) echo xfs ;; esac; }
+fstype() { case $1 in ext4*) echo ext4 ;; *) echo xfs ;; esac; }
 
 # Small enough for TCG (~10x slower than the host), still 4x the cache.
 BENCH="-s 16M -c 4 -t 5 -w 1"
@@ -39,11 +45,11 @@ step=${1:?step}
 shift
 case $step in
 modes)
-	for fs in xfs16k xfs4k ext4; do
+	for fs in xfs16k xfs4k ext4 xfsrt ext4bigalloc; do
 		mount_fs "$fs" "$(fstype $fs)"
 	done
 	echo "== mode selection: what statx reports and the mode untorn picks"
-	for fs in xfs16k xfs4k ext4; do
+	for fs in xfs16k xfs4k ext4 xfsrt ext4bigalloc; do
 		echo "--- $fs"
 		untorn info "/mnt/$fs/demo.db"
 	done

@@ -26,10 +26,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include <liburing.h>
+#include <linux/aio_abi.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
 
 #include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
 
@@ -239,8 +248,14 @@ static const char *count_reqs(const char *dev, int fd, off_t off, int flags)
 		long long a, b;
 		const char *r;
 
+		/*
+		 * A request is counted only after its bio completed and woke
+		 * the writer: let the counters settle before each read.
+		 */
+		usleep(20000);
 		a = dev_write_ios(dev);
 		r = xwrite(fd, 16 * KiB, off, flags, 1, 0x40 + t, 0);
+		usleep(20000);
 		b = dev_write_ios(dev);
 		if (strcmp(r, "ok")) {
 			snprintf(split_buf, sizeof(split_buf), "%s", r);
@@ -402,7 +417,8 @@ static int open_test_file(const char *mnt, const char *fname, int flags, char *p
 	return open(path, O_RDWR | O_CREAT | flags, 0644);
 }
 
-static void fs_statx_checks(const char *tag, const char *path, int supported, unsigned unit)
+static void fs_statx_range_checks(const char *tag, const char *path, int supported,
+				  unsigned umin, unsigned umax)
 {
 	char name[128], got[32];
 	struct ut_statx stx;
@@ -423,11 +439,354 @@ static void fs_statx_checks(const char *tag, const char *path, int supported, un
 	snprintf(got, sizeof(got), "%d", !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC));
 	check(name, got, supported ? "1" : "0");
 	snprintf(name, sizeof(name), "fs.%s.statx_unit_min", tag);
-	checku(name, stx.stx_atomic_write_unit_min, supported ? unit : 0);
+	checku(name, stx.stx_atomic_write_unit_min, supported ? umin : 0);
 	snprintf(name, sizeof(name), "fs.%s.statx_unit_max", tag);
-	checku(name, stx.stx_atomic_write_unit_max, supported ? unit : 0);
+	checku(name, stx.stx_atomic_write_unit_max, supported ? umax : 0);
 	snprintf(name, sizeof(name), "fs.%s.statx_segments_max", tag);
 	checku(name, stx.stx_atomic_write_segments_max, supported ? 1 : 0);
+}
+
+static void fs_statx_checks(const char *tag, const char *path, int supported, unsigned unit)
+{
+	fs_statx_range_checks(tag, path, supported, unit, unit);
+}
+
+/* ------------------------------------------------ refused writes lose nothing */
+
+/* pwritev2 of one caller-supplied buffer; "ok", "short:N" or an errno name. */
+static const char *write_buf(int fd, void *buf, size_t len, off_t off, int flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	ssize_t r = pwritev2(fd, &iov, 1, off, flags);
+
+	if (r < 0)
+		snprintf(result_buf, sizeof(result_buf), "%s", errname(errno));
+	else if ((size_t)r != len)
+		snprintf(result_buf, sizeof(result_buf), "short:%zd", r);
+	else
+		snprintf(result_buf, sizeof(result_buf), "ok");
+	return result_buf;
+}
+
+/* Does [off, off+len) hold `pattern` bytes?  "intact", "changed" or errno. */
+static const char *holds(int fd, off_t off, size_t len, int pattern)
+{
+	static char buf[64];
+	unsigned char *rb = abuf(len, ~pattern & 0xff);
+	ssize_t r = pread(fd, rb, len, off);
+	size_t i;
+
+	if (r < 0) {
+		snprintf(buf, sizeof(buf), "read_%s", errname(errno));
+	} else if ((size_t)r != len) {
+		snprintf(buf, sizeof(buf), "short_read:%zd", r);
+	} else {
+		snprintf(buf, sizeof(buf), "intact");
+		for (i = 0; i < len; i++)
+			if (rb[i] != (unsigned char)pattern) {
+				snprintf(buf, sizeof(buf), "changed@%zu", i);
+				break;
+			}
+	}
+	free(rb);
+	return buf;
+}
+
+/* Write `pattern` over the range with a plain write and make it durable. */
+static void prefill(const char *name, int fd, off_t off, size_t len, int pattern)
+{
+	char n[160];
+
+	snprintf(n, sizeof(n), "%s.prefill", name);
+	check(n, xwrite(fd, len, off, 0, 1, pattern, 0), "ok");
+	fdatasync(fd);
+}
+
+/* check `name` = result, and `name.intact` = the old data still there. */
+static void check_refused(const char *name, const char *result, const char *want,
+			  int fd, off_t off, size_t len, int pattern)
+{
+	char n[160], r[64];
+
+	snprintf(r, sizeof(r), "%s", result);	/* holds() may reuse buffers */
+	check(name, r, want);
+	snprintf(n, sizeof(n), "%s.intact", name);
+	check(n, holds(fd, off, len, pattern), "intact");
+}
+
+/*
+ * An O_APPEND (or RWF_APPEND) atomic write is validated at the offset the
+ * caller passes (0 here), then moved to EOF.  With EOF at unit + 4 KiB
+ * inside a preallocated range, the write would straddle two units: it must
+ * fail and leave size and contents as they were.  Needs unit >= 8 KiB
+ * (below that the EOF cannot be unaligned for direct I/O on 4 KiB LBAs).
+ */
+static void append_checks(const char *tag, const char *mnt, unsigned unit, const char *want)
+{
+	static const struct { const char *name; int oflag, rwf; } how[] = {
+		{ "o_append", O_APPEND, 0 },
+		{ "rwf_append", 0, RWF_APPEND },
+	};
+	off_t eof = unit + 4 * KiB;
+	char path[256], name[128];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(name, sizeof(name), "fs.%s.%s", tag, how[i].name);
+		fd = open_test_file(mnt, "append.dat", O_DIRECT | O_TRUNC | how[i].oflag,
+				    path, sizeof(path));
+		if (fd < 0) {
+			check(name, errname(errno), want);
+			continue;
+		}
+		if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4 * unit))
+			check(name, errname(errno), "fallocate_ok");
+		prefill(name, fd, 0, unit, 0x61);
+		if (ftruncate(fd, eof))
+			check(name, errname(errno), "ftruncate_ok");
+		check_refused(name, xwrite(fd, unit, 0, RWF_ATOMIC | how[i].rwf, 1, 0x62, 0),
+			      want, fd, 0, unit, 0x61);
+		snprintf(name, sizeof(name), "fs.%s.%s.size", tag, how[i].name);
+		if (fstat(fd, &st))
+			st.st_size = -1;
+		checku(name, (unsigned long long)st.st_size, (unsigned long long)eof);
+		snprintf(name, sizeof(name), "fs.%s.%s.tail_zero", tag, how[i].name);
+		check(name, holds(fd, unit, eof - unit, 0), "intact");
+		close(fd);
+	}
+}
+
+/*
+ * The part-1 review cases on a file `fd` of a filesystem with untorn unit
+ * `unit`, in the written range [base, base + 2 * unit).  want_inval is the
+ * errno expected for a well-formed but impossible write (EINVAL when the
+ * file takes atomic writes, EOPNOTSUPP when it does not).
+ */
+static void refusal_checks(const char *tag, int fd, off_t base, unsigned unit,
+			   int supported)
+{
+	const char *want_inval = supported ? "EINVAL" : "EOPNOTSUPP";
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t maplen = (unit / pg + 2) * pg;
+	struct rlimit old, lim;
+	char name[128];
+	unsigned char *map;
+	char *buf;
+
+	/* RLIMIT_FSIZE ends half-way through the unit: no short atomic write. */
+	snprintf(name, sizeof(name), "fs.%s.rlimit_fsize_straddle", tag);
+	prefill(name, fd, base, unit, 0x71);
+	if (getrlimit(RLIMIT_FSIZE, &old)) {
+		check(name, errname(errno), "getrlimit_ok");
+	} else {
+		signal(SIGXFSZ, SIG_IGN);
+		lim = old;
+		lim.rlim_cur = base + unit / 2;
+		if (setrlimit(RLIMIT_FSIZE, &lim)) {
+			check(name, errname(errno), "setrlimit_ok");
+		} else {
+			const char *r = xwrite(fd, unit, base, RWF_ATOMIC, 1, 0x72, 0);
+			char rc[64];
+
+			snprintf(rc, sizeof(rc), "%s", r);
+			setrlimit(RLIMIT_FSIZE, &old);
+			check_refused(name, rc, want_inval, fd, base, unit, 0x71);
+		}
+		signal(SIGXFSZ, SIG_DFL);
+	}
+
+	/* The buffer's last page is PROT_NONE: EFAULT, and no WARN (guest.sh). */
+	snprintf(name, sizeof(name), "fs.%s.buffer_partly_unmapped", tag);
+	prefill(name, fd, base + unit, unit, 0x73);
+	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		check(name, errname(errno), "mmap_ok");
+	} else {
+		memset(map, 0x74, maplen);
+		mprotect(map + maplen - pg, pg, PROT_NONE);
+		/* ends 2 KiB into the inaccessible page */
+		buf = (char *)map + maplen - pg + 2 * KiB - unit;
+		check_refused(name, write_buf(fd, buf, unit, base + unit, RWF_ATOMIC),
+			      supported ? "EFAULT" : "EOPNOTSUPP", fd, base + unit, unit, 0x73);
+
+		/* A buffer one byte off the DMA alignment: EINVAL. */
+		snprintf(name, sizeof(name), "fs.%s.buffer_misaligned", tag);
+		buf = (char *)map + 1;
+		check_refused(name, write_buf(fd, buf, unit, base + unit, RWF_ATOMIC),
+			      want_inval, fd, base + unit, unit, 0x73);
+		munmap(map, maplen);
+	}
+}
+
+/* ------------------------------------------------ io_uring and native AIO */
+
+/* Result of a write that returned r (bytes or -errno), checked by reading back. */
+static const char *judge(int fd, long long r, size_t len, off_t off, int pattern)
+{
+	if (r < 0)
+		snprintf(result_buf, sizeof(result_buf), "%s", errname((int)-r));
+	else if ((size_t)r != len)
+		snprintf(result_buf, sizeof(result_buf), "short:%lld", r);
+	else if (strcmp(holds(fd, off, len, pattern), "intact"))
+		snprintf(result_buf, sizeof(result_buf), "readback_mismatch");
+	else
+		snprintf(result_buf, sizeof(result_buf), "ok");
+	return result_buf;
+}
+
+/* One RWF_ATOMIC write through io_uring: op WRITE, WRITEV (one iovec) or WRITE_FIXED. */
+static const char *uring_write(int fd, int op, size_t len, off_t off, int pattern)
+{
+	struct iovec iov = { .iov_base = abuf(len, pattern), .iov_len = len };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	long long r;
+
+	r = io_uring_queue_init(4, &ring, 0);
+	if (r < 0) {
+		snprintf(result_buf, sizeof(result_buf), "uring_init_%s", errname((int)-r));
+		free(iov.iov_base);
+		return result_buf;
+	}
+	if (op == IORING_OP_WRITE_FIXED && (r = io_uring_register_buffers(&ring, &iov, 1)) < 0)
+		goto out;
+	sqe = io_uring_get_sqe(&ring);
+	if (op == IORING_OP_WRITE)
+		io_uring_prep_write(sqe, fd, iov.iov_base, len, off);
+	else if (op == IORING_OP_WRITEV)
+		io_uring_prep_writev(sqe, fd, &iov, 1, off);
+	else
+		io_uring_prep_write_fixed(sqe, fd, iov.iov_base, len, off, 0);
+	sqe->rw_flags = RWF_ATOMIC;
+	r = io_uring_submit(&ring);
+	if (r == 1) {
+		r = io_uring_wait_cqe(&ring, &cqe);
+		if (r == 0) {
+			r = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	} else if (r >= 0) {
+		r = -EIO;
+	}
+out:
+	io_uring_queue_exit(&ring);
+	free(iov.iov_base);
+	return judge(fd, r, len, off, pattern);
+}
+
+/* One RWF_ATOMIC write through native AIO (io_submit, what libaio wraps). */
+static const char *aio_write(int fd, size_t len, off_t off, int pattern)
+{
+	char *buf = abuf(len, pattern);
+	aio_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct io_event ev;
+	long long r;
+
+	if (syscall(SYS_io_setup, 1, &ctx) < 0) {
+		snprintf(result_buf, sizeof(result_buf), "io_setup_%s", errname(errno));
+		free(buf);
+		return result_buf;
+	}
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = fd;
+	cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+	cb.aio_buf = (unsigned long)buf;
+	cb.aio_nbytes = len;
+	cb.aio_offset = off;
+	cb.aio_rw_flags = RWF_ATOMIC;
+	r = syscall(SYS_io_submit, ctx, 1, cbs);
+	if (r < 0) {
+		r = -errno;
+	} else {
+		long n;
+
+		do	/* a signal may interrupt the wait, not the write */
+			n = syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL);
+		while (n < 0 && errno == EINTR);
+		if (n != 1) {
+			snprintf(result_buf, sizeof(result_buf), "getevents_%s",
+				 n < 0 ? errname(errno) : "none");
+			syscall(SYS_io_destroy, ctx);
+			free(buf);
+			return result_buf;
+		}
+		r = ev.res;
+	}
+	syscall(SYS_io_destroy, ctx);
+	free(buf);
+	return judge(fd, r, len, off, pattern);
+}
+
+/* 16 KiB untorn writes at base (written range) through each interface. */
+static void interface_checks(const char *tag, int fd, off_t base, const char *want_16k,
+			     const char *want_inval)
+{
+	static const struct { const char *name; int op; } ops[] = {
+		{ "uring_write", IORING_OP_WRITE },
+		{ "uring_writev1", IORING_OP_WRITEV },
+		{ "uring_write_fixed", IORING_OP_WRITE_FIXED },
+	};
+	char name[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		snprintf(name, sizeof(name), "fs.%s.%s", tag, ops[i].name);
+		prefill(name, fd, base, 16 * KiB, 0xa0);
+		/*
+		 * 6.12's generic_atomic_write_valid() takes only a single user
+		 * buffer (ITER_UBUF); a registered buffer is a bvec: EINVAL.
+		 */
+		if (ops[i].op == IORING_OP_WRITE_FIXED)
+			check_refused(name, uring_write(fd, ops[i].op, 16 * KiB, base, 0xa1 + (int)i),
+				      want_inval, fd, base, 16 * KiB, 0xa0);
+		else
+			check(name, uring_write(fd, ops[i].op, 16 * KiB, base, 0xa1 + (int)i),
+			      want_16k);
+	}
+	snprintf(name, sizeof(name), "fs.%s.aio_pwrite", tag);
+	prefill(name, fd, base, 16 * KiB, 0xa0);
+	check(name, aio_write(fd, 16 * KiB, base, 0xa5), want_16k);
+
+	snprintf(name, sizeof(name), "fs.%s.uring_write_misaligned", tag);
+	prefill(name, fd, base, 32 * KiB, 0xa6);
+	check_refused(name, uring_write(fd, IORING_OP_WRITE, 16 * KiB, base + 4 * KiB, 0xa7),
+		      want_inval, fd, base, 32 * KiB, 0xa6);
+}
+
+/*
+ * A reflinked (shared) block: the untorn write goes through copy on write
+ * and must leave the other file's data unchanged.  An unpatched kernel
+ * (or no aid) refuses the write with EOPNOTSUPP.
+ */
+static void reflink_checks(const char *tag, const char *mnt, unsigned unit, const char *want)
+{
+	char pa[256], pb[256], name[128];
+	int a, b;
+
+	snprintf(name, sizeof(name), "fs.%s.reflink", tag);
+	a = open_test_file(mnt, "reflink_a.dat", O_DIRECT | O_TRUNC, pa, sizeof(pa));
+	b = open_test_file(mnt, "reflink_b.dat", O_DIRECT | O_TRUNC, pb, sizeof(pb));
+	if (a < 0 || b < 0) {
+		check(name, errname(errno), "open_ok");
+		goto out;
+	}
+	prefill(name, a, 0, 4 * unit, 0xc1);
+	if (ioctl(b, FICLONE, a)) {
+		check(name, errname(errno), "ficlone_ok");
+		goto out;
+	}
+	check(name, xwrite(b, unit, unit, RWF_ATOMIC, 1, 0xc2, 1), want);
+	snprintf(name, sizeof(name), "fs.%s.reflink_other_file", tag);
+	check(name, holds(a, 0, 4 * unit, 0xc1), "intact");
+out:
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
 }
 
 static void xfs16k_checks(const char *mnt, const char *dev)
@@ -485,7 +844,11 @@ static void xfs16k_checks(const char *mnt, const char *dev)
 	fsync(fd);
 	sync();
 	split_checks("xfs16k", dev, fd, 256 * KiB, ok ? "1" : "EOPNOTSUPP");
+	refusal_checks("xfs16k", fd, 384 * KiB, 16 * KiB, ok);
+	interface_checks("xfs16k", fd, 512 * KiB, w_ok, w_inval);
 	close(fd);
+	append_checks("xfs16k", mnt, 16 * KiB, w_inval);
+	reflink_checks("xfs16k", mnt, 16 * KiB, w_ok);
 }
 
 static void fs4k_checks(const char *tag, const char *mnt)
@@ -512,33 +875,163 @@ static void fs4k_checks(const char *tag, const char *mnt)
 	snprintf(name, sizeof(name), "fs.%s.atomic16k", tag);
 	check(name, xwrite(fd, 16 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x44, 0),
 	      ok ? "EINVAL" : "EOPNOTSUPP");
+	refusal_checks(tag, fd, 256 * KiB, 4 * KiB, ok);
 	close(fd);
 }
 
-/* Realtime XFS: informational only (input for a later large-atomic issue). */
-static void xfsrt_checks(const char *mnt)
+/*
+ * Large untorn writes: XFS realtime (4 KiB blocks, 16 KiB rt extents) and
+ * ext4 bigalloc (4 KiB blocks, 16 KiB clusters).  unit min is one block;
+ * unit max is 16 KiB with the NVMe aid, 4 KiB (the device's) without.
+ * A range mapped partly written, partly unwritten (or, on ext4, partly a
+ * hole) is refused by XFS-rt (EINVAL, by design) and written by ext4.
+ */
+static void large_checks(const char *tag, const char *mnt, const char *dev, int is_xfs)
+{
+	const unsigned umin = 4 * KiB, umax = g_aid ? 16 * KiB : 4 * KiB;
+	const int ok = g_patched;
+	const char *w_inval = ok ? "EINVAL" : "EOPNOTSUPP";
+	/* a 16 KiB write over a mixed unit */
+	const char *w_mixed = !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" :
+			      is_xfs ? "EINVAL" : "ok";
+	const char *w_16k = !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" : "ok";
+	char path[256], name[128];
+	long long dmin, dmax;
+	unsigned len;
+	off_t off;
+	int fd, fdb;
+
+	snprintf(name, sizeof(name), "%s", tag);
+	dev_limits(name, dev, 1, &dmin, &dmax);
+	snprintf(name, sizeof(name), "dev.%s.sysfs_order", tag);
+	{
+		long long hw = read_sysfs_ll("/sys/block/%s/queue/atomic_write_max_bytes", dev);
+		check(name, (hw >= dmax && dmax >= dmin && dmin > 0) ? "ordered" : "unordered",
+		      "ordered");
+	}
+
+	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		snprintf(name, sizeof(name), "fs.%s.open", tag);
+		check(name, errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(fd, 2048 * KiB))
+		perror("ftruncate");
+	fs_statx_range_checks(tag, path, ok, umin, umax);
+
+	/* every power of two from unit min to unit max, into holes */
+	for (len = umin, off = 0; len <= umax; len *= 2, off += 64 * KiB) {
+		snprintf(name, sizeof(name), "fs.%s.len%uk_hole", tag, len / KiB);
+		check(name, xwrite(fd, len, off, RWF_ATOMIC, 1, 0x81, 1), ok ? "ok" : "EOPNOTSUPP");
+	}
+
+	/* refused shapes, old data intact after each */
+	off = 512 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.refused", tag);
+	prefill(name, fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len_2x_unit_max", tag);
+	check_refused(name, xwrite(fd, 2 * umax, off, RWF_ATOMIC, 1, 0x83, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len_half_unit_min", tag);
+	check_refused(name, xwrite(fd, umin / 2, off, RWF_ATOMIC, 1, 0x84, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len12k_not_pow2", tag);
+	check_refused(name, xwrite(fd, 12 * KiB, off, RWF_ATOMIC, 1, 0x85, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len16k_off4k_misaligned", tag);
+	check_refused(name, xwrite(fd, 16 * KiB, off + 4 * KiB, RWF_ATOMIC, 1, 0x86, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len8k_crosses_16k", tag);
+	check_refused(name, xwrite(fd, 8 * KiB, off + 12 * KiB, RWF_ATOMIC, 1, 0x87, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.two_iovecs", tag);
+	check_refused(name, xwrite(fd, 2 * umin, off, RWF_ATOMIC, 2, 0x88, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	fdb = open(path, O_RDWR);
+	snprintf(name, sizeof(name), "fs.%s.no_odirect", tag);
+	if (fdb < 0) {
+		check(name, errname(errno), "open_ok");
+	} else {
+		check_refused(name, xwrite(fdb, umin, off, RWF_ATOMIC, 1, 0x89, 0), "EOPNOTSUPP",
+			      fd, off, 64 * KiB, 0x82);
+		close(fdb);
+	}
+
+	/* 16 KiB over each kind of mapping */
+	off = 1024 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.map_unwritten", tag);
+	if (fallocate(fd, 0, off, 16 * KiB))
+		check(name, errname(errno), "fallocate_ok");
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x91, 1), w_16k);
+
+	off += 64 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.map_written", tag);
+	prefill(name, fd, off, 16 * KiB, 0x92);
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x93, 1), w_16k);
+
+	off += 64 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.map_punched", tag);
+	prefill(name, fd, off, 16 * KiB, 0x94);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off + 4 * KiB, 4 * KiB))
+		check(name, errname(errno), "punch_ok");
+	/* XFS-rt cannot free part of an rt extent: it writes zeroes instead */
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x95, 1), w_16k);
+
+	off += 64 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.map_unwritten_part_written", tag);
+	if (fallocate(fd, 0, off, 16 * KiB))
+		check(name, errname(errno), "fallocate_ok");
+	prefill(name, fd, off, 4 * KiB, 0x96);
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x97, !strcmp(w_mixed, "ok")),
+	      w_mixed);
+	if (strcmp(w_mixed, "ok")) {
+		snprintf(name, sizeof(name), "fs.%s.map_unwritten_part_written.intact", tag);
+		check(name, holds(fd, off, 4 * KiB, 0x96), "intact");
+	}
+
+	off += 64 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.map_hole_part_written", tag);
+	prefill(name, fd, off + 8 * KiB, 4 * KiB, 0x98);
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x99, !strcmp(w_mixed, "ok")),
+	      w_mixed);
+
+	/* not split: 16 KiB atomic overwrite with max_sectors_kb=4 */
+	off += 64 * KiB;
+	xwrite(fd, 16 * KiB, off, 0, 1, 0x9a, 0);
+	fsync(fd);
+	sync();
+	split_checks(tag, dev, fd, off, !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" : "1");
+
+	refusal_checks(tag, fd, 1536 * KiB, umax, ok);
+	interface_checks(tag, fd, 1664 * KiB, w_16k, w_inval);
+	close(fd);
+	append_checks(tag, mnt, 16 * KiB, w_inval);
+}
+
+/*
+ * ext4 mounted data=journal: no direct I/O, so no untorn writes.  statx
+ * must not advertise them (the capability test statx, open and write
+ * share), and a write is refused; a plain O_DIRECT write still works (it
+ * falls back to buffered I/O, as ext4 always did).
+ */
+static void ext4_journal_checks(const char *mnt)
 {
 	char path[256];
-	struct ut_statx stx;
 	int fd;
 
 	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
 	if (fd < 0) {
-		info("fs.xfsrt.open", "%s", errname(errno));
+		check("fs.ext4j.open", errname(errno), "ok");
 		return;
 	}
-	if (ftruncate(fd, 1024 * KiB))
+	if (ftruncate(fd, 256 * KiB))
 		perror("ftruncate");
-	if (do_statx(path, &stx) == 0)
-		info("fs.xfsrt.statx",
-		     "mask=%d,attr=%d,min=%u,max=%u,seg=%u,bs=%u",
-		     !!(stx.stx_mask & STATX_WRITE_ATOMIC),
-		     !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC),
-		     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
-		     stx.stx_atomic_write_segments_max, stx.stx_blksize);
-	info("fs.xfsrt.atomic4k", "%s", xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0x51, 1));
-	info("fs.xfsrt.atomic16k", "%s", xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0x52, 1));
-	info("fs.xfsrt.atomic64k", "%s", xwrite(fd, 64 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x53, 1));
+	fs_statx_checks("ext4j", path, 0, 0);
+	prefill("fs.ext4j.atomic4k", fd, 64 * KiB, 4 * KiB, 0xb1);
+	check_refused("fs.ext4j.atomic4k", xwrite(fd, 4 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0xb2, 0),
+		      "EOPNOTSUPP", fd, 64 * KiB, 4 * KiB, 0xb1);
+	check("fs.ext4j.plain_odirect", xwrite(fd, 4 * KiB, 128 * KiB, 0, 1, 0xb3, 1), "ok");
 	close(fd);
 }
 
@@ -560,7 +1053,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: atomic_tests --expect patched|unpatched [--aid on|off]\n"
-		"       [--xfs16k MNT:DEV] [--xfs4k MNT:DEV] [--ext4 MNT:DEV] [--xfsrt MNT:DEV]\n"
+		"       [--xfs16k MNT:DEV] [--xfs4k MNT:DEV] [--ext4 MNT:DEV]\n"
+		"       [--xfsrt MNT:RTDEV] [--ext4bigalloc MNT:DEV] [--ext4j MNT:DEV]\n"
 		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
 	exit(2);
 }
@@ -574,11 +1068,14 @@ int main(int argc, char **argv)
 		{ "xfs4k", required_argument, 0, '4' },
 		{ "ext4", required_argument, 0, 'x' },
 		{ "xfsrt", required_argument, 0, 'r' },
+		{ "ext4bigalloc", required_argument, 0, 'b' },
+		{ "ext4j", required_argument, 0, 'j' },
 		{ "raw", required_argument, 0, 'w' },
 		{ "scsi", required_argument, 0, 's' },
 		{ 0, 0, 0, 0 },
 	};
-	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *raw = NULL, *scsi = NULL;
+	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *bigalloc = NULL;
+	char *ext4j = NULL, *raw = NULL, *scsi = NULL;
 	const char *expect = NULL;
 	int aid_on = 1, c;
 
@@ -591,6 +1088,8 @@ int main(int argc, char **argv)
 		case '4': xfs4k = optarg; break;
 		case 'x': ext4 = optarg; break;
 		case 'r': xfsrt = optarg; break;
+		case 'b': bigalloc = optarg; break;
+		case 'j': ext4j = optarg; break;
 		case 'w': raw = optarg; break;
 		case 's': scsi = optarg; break;
 		default: usage();
@@ -642,7 +1141,27 @@ int main(int argc, char **argv)
 
 		if (split_mnt_dev(xfsrt, &mnt, &dev))
 			usage();
-		xfsrt_checks(mnt);
+		large_checks("xfsrt", mnt, dev, 1);
+	} else {
+		skip("fs.xfsrt", "not_given");
+	}
+	if (bigalloc) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(bigalloc, &mnt, &dev))
+			usage();
+		large_checks("ext4bigalloc", mnt, dev, 0);
+	} else {
+		skip("fs.ext4bigalloc", "not_given");
+	}
+	if (ext4j) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(ext4j, &mnt, &dev))
+			usage();
+		ext4_journal_checks(mnt);
+	} else {
+		skip("fs.ext4j", "not_given");
 	}
 	printf("atomic_tests: done pass=%d fail=%d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

@@ -8,14 +8,16 @@
 #   xfs4k.img       XFS, 4 KiB blocks
 #   ext4.img        ext4, 4 KiB blocks
 #   xfsrt.img       XFS data device (4 KiB blocks, rtinherit=1) ...
-#   xfsrtdev.img    ... and its realtime device (extsize $RT_EXTSIZE)
+#   xfsrtdev.img    ... and its realtime device (rt extents $RT_EXTSIZE)
+#   ext4bigalloc.img  ext4, 4 KiB blocks, bigalloc with 16 KiB clusters
+#   ext4j.img       ext4, 4 KiB blocks (the guest mounts it data=journal)
 #   raw.img         no filesystem: raw block-device atomic/split checks
 # Re-running recreates all images (fresh filesystems).  Prints DIR on stdout.
 set -euo pipefail
 
 dir=${1:-${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks}
 SIZE=${DISK_SIZE:-384M}
-RT_EXTSIZE=${RT_EXTSIZE:-64k}
+RT_EXTSIZE=${RT_EXTSIZE:-16k}
 
 ensure_pkg() {
 	dpkg -s "$1" >/dev/null 2>&1 && return 0
@@ -38,6 +40,9 @@ mk ext4;     q mkfs.ext4 -q -F -L ext4 -b 4096 "$dir/ext4.img"
 mk xfsrt; mk xfsrtdev
 q mkfs.xfs -q -f -L xfsrt -b size=4k -s size=4k -d rtinherit=1 \
 	-r rtdev="$dir/xfsrtdev.img",extsize="$RT_EXTSIZE" "$dir/xfsrt.img"
+mk ext4bigalloc
+q mkfs.ext4 -q -F -L ext4bigalloc -b 4096 -O bigalloc -C 16384 "$dir/ext4bigalloc.img"
+mk ext4j;    q mkfs.ext4 -q -F -L ext4j -b 4096 "$dir/ext4j.img"
 mk raw
 rm -f "$dir/mkfs.err"
 echo "$dir"
