@@ -791,7 +791,7 @@ static void test_torn_extension(void **s)
 		assert_int_equal(run_txn(db, i), UT_OK);
 	assert_int_equal(ut_checkpoint(db), UT_OK);
 	/* grow the file after the checkpoint: evictions append pages */
-	for (int i = 50; i < 200; i++)
+	for (int i = 50; i < 600; i++)
 		assert_int_equal(run_txn(db, i), UT_OK);
 	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
 	(void)ut_close(db);
@@ -803,7 +803,7 @@ static void test_torn_extension(void **s)
 
 	/* the last page cut to its first 4 KiB */
 	cut_to(v, DB, size - UT_PAGE_SIZE + 4096);
-	assert_int_equal(reopen_verify(v, &o, 200), 200);
+	assert_int_equal(reopen_verify(v, &o, 600), 600);
 	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
 	assert_int_equal(size % UT_PAGE_SIZE, 0);
 	ut_simdisk_free(d);
