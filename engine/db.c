@@ -31,7 +31,6 @@
 /* sync=0: a checkpoint's fsync writes back every page evicted lazily since
  * the last one, so checkpoint four times less often. */
 #define CKPT_LOG_BYTES_LAZY (256ull << 20)
-#define CKPT_DIRTY_CHECK_EVERY 32u
 /* With sync=0 the log is also written at least this often (seconds). */
 #define LAZY_FLUSH_SECONDS 1
 
@@ -43,7 +42,6 @@ struct ut_db {
 	pthread_mutex_t mu; /* ntxn */
 	int ntxn;
 	uint64_t ckpt_log_bytes;
-	unsigned commits;
 	uint64_t auto_checkpoints;
 	int64_t last_lazy_flush; /* CLOCK_MONOTONIC seconds, sync=0 only */
 };
@@ -185,6 +183,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.lazy = !db->opt.sync;
 	cfg.lock_wait_ms = db->opt.lock_timeout_ms;
 	cfg.readonly = db->opt.readonly;
+	cfg.inline_flush = db->opt.flush_inline;
 	if (cfg.readonly)
 		cfg.create = 0;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
@@ -318,25 +317,20 @@ static void detach_cursors(ut_txn *t)
 		ut_btcur_reset(&c->bc);
 }
 
-/* Under the writer lock, after a commit: checkpoint when the log since the
- * last one passes db->ckpt_log_bytes or (sync=1) dirty pages pass half the
- * cache.  With sync=0 evicting a dirty page is a cheap unsynced write, so
- * only the log bounds the checkpoint interval. */
+/* Under the writer lock, after a commit: start a checkpoint when the log
+ * since the last one passes db->ckpt_log_bytes.  The page cleaner runs it
+ * while commits go on (dirty pages are its business in between). */
 static int maybe_checkpoint(ut_db *db)
 {
 	ut_wal_stats ws;
-	int due = 0;
+	int rc, started;
 
 	ut_wal_stats_get(ut_log_wal(db->log), &ws);
-	if (ws.bytes_since_checkpoint >= db->ckpt_log_bytes)
-		due = 1;
-	else if (db->opt.sync && ++db->commits % CKPT_DIRTY_CHECK_EVERY == 0 &&
-		 ut_pager_dirty_frames(db->pager) > ut_pager_max_frames(db->pager) / 2)
-		due = 1;
-	if (!due)
+	if (ws.bytes_since_checkpoint < db->ckpt_log_bytes)
 		return UT_OK;
-	db->auto_checkpoints++;
-	return ut_pager_checkpoint(db->pager);
+	rc = ut_pager_checkpoint_async(db->pager, &started);
+	db->auto_checkpoints += started;
+	return rc;
 }
 
 /* Commit = append to the log under the writer lock, release the lock, then
@@ -600,6 +594,7 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	st->protect = ut_pager_protect(db->pager);
 	st->direct_io = f->direct;
 	st->uring = ut_file_uses_uring(f);
+	ut_pager_cleaner_stats(db->pager, &st->flush_batches, &st->checkpoints);
 	st->page_writes = c->page_writes;
 	st->dw_page_writes = c->dw_page_writes;
 	st->log_bytes = c->log_bytes + ws.bytes_appended;

@@ -12,6 +12,10 @@
 #include "pager.h"
 
 #define EVICT_BATCH 64
+/* Pages per page-cleaner batch: one strategy call, so one double-write
+ * copy write and sync for up to this many pages (InnoDB's
+ * innodb_doublewrite_pages gained most going to 128). */
+#define CLEAN_BATCH 128
 #define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
 #define SLAB_PAGES 64 /* page buffers per mmap'd slab */
 /* Pre-images beyond this many count against the cache bound (evicting
@@ -25,7 +29,10 @@ struct frame {
 	uint8_t *pre;
 	struct frame *hnext;
 	uint32_t pin;
+	uint32_t wgen; /* bumped by every ut_pager_write: changed since a snapshot? */
 	uint8_t valid, dirty, txn, predirty, ref;
+	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
+	uint8_t ckpt;     /* dirty when the pending checkpoint began */
 };
 
 struct ut_pager {
@@ -74,6 +81,33 @@ struct ut_pager {
 	int page1_untorn; /* page 1 in the file passes its checksum */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
+
+	/* The page cleaner (see pager.h).  flush_mu serializes strategy calls
+	 * once the thread runs and is always taken before mu. */
+	int cleaner_inline;   /* cfg: never start the thread */
+	int cleaner_running;  /* the thread exists */
+	int cleaner_stop;
+	pthread_t cleaner;
+	pthread_mutex_t flush_mu;
+	pthread_cond_t work_cv;  /* the cleaner waits here for work */
+	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
+	unsigned waiters;        /* threads waiting for a clean frame */
+	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
+	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
+	struct frame *snapf[CLEAN_BATCH];
+	uint32_t snapgen[CLEAN_BATCH];
+	uint64_t batches;        /* cleaner batches written */
+	char fatal_detail[256];  /* why a cleaner write failed */
+	/* Checkpoint: requested (header image taken, dirty frames marked
+	 * ckpt), then run by the cleaner or the caller. */
+	int ckpt_pending;
+	uint64_t ckpt_redo, ckpt_req, ckpt_done, checkpoints;
+	uint32_t ckpt_meta_gen;
+	int ckpt_rc;
+	int ckpt_blocked;     /* its remaining frames are in a transaction */
+	int ckpt_write_hdr;   /* the header image differs from the disk's */
+	int fatal_rc;         /* the error that made the handle fatal */
+	uint8_t *ckpt_hdr;
 };
 
 static inline size_t pre_charged(const ut_pager *p)
@@ -256,7 +290,58 @@ static int ensure_fpages(ut_pager *p, size_t n)
 	return UT_OK;
 }
 
-/* Write frames fs[0..n) through the strategy; they become clean. */
+/* WAL rule: the log must be durable up to maxlsn before a page stamped
+ * with it is written; for a lazy write, handed to the OS is enough
+ * (sync=0).  Called by whoever holds the right to flush (flush_mu once the
+ * cleaner runs, else the pool mutex). */
+static int wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags)
+{
+	int rc;
+
+	if (!p->hooks.log_flush_to || p->recovering || maxlsn <= p->durable_lsn)
+		return UT_OK;
+	if ((flags & UT_FLUSH_LAZY) && p->hooks.log_write_to) {
+		if (maxlsn <= p->written_lsn)
+			return UT_OK;
+		rc = p->hooks.log_write_to(p->hooks.ctx, maxlsn);
+		if (rc == UT_OK)
+			p->written_lsn = maxlsn;
+		return rc;
+	}
+	rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
+	if (rc == UT_OK)
+		p->durable_lsn = maxlsn;
+	return rc;
+}
+
+/* A page write failed: the handle refuses writes from now on.  Its code
+ * is returned once (then UT_EFATAL), as for any failed call: to the caller
+ * that hit it, or -- when the cleaner thread hit it -- to the first thread
+ * that waits for the cleaner, with the cleaner's detail. */
+static void note_fatal(ut_pager *p, int rc)
+{
+	if (!p->fatal) {
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s",
+			 ut_errdetail());
+		p->fatal_rc = pthread_equal(pthread_self(), p->cleaner) &&
+			      p->cleaner_running ? rc : 0;
+	}
+	p->fatal = UT_EFATAL;
+}
+
+static int fatal_rc(ut_pager *p)
+{
+	int rc = p->fatal_rc ? p->fatal_rc : UT_EFATAL;
+
+	if (p->fatal_detail[0])
+		ut_set_errdetail("%s", p->fatal_detail);
+	p->fatal_rc = 0;
+	return rc;
+}
+
+/* Write frames fs[0..n) through the strategy; they become clean.  Used
+ * where the caller itself must see the pages written (a log-less sync
+ * commit); everything else goes through clean_batch. */
 static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 {
 	uint64_t maxlsn = 0;
@@ -271,23 +356,8 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 		if (l > maxlsn)
 			maxlsn = l;
 	}
-	/* WAL rule: the log must be durable up to every page's LSN first;
-	 * for a lazy write, written to the OS is enough (sync=0). */
-	if (p->hooks.log_flush_to && !p->recovering && maxlsn > p->durable_lsn) {
-		if ((flags & UT_FLUSH_LAZY) && p->hooks.log_write_to) {
-			if (maxlsn > p->written_lsn) {
-				rc = p->hooks.log_write_to(p->hooks.ctx, maxlsn);
-				if (rc)
-					return rc;
-				p->written_lsn = maxlsn;
-			}
-		} else {
-			rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
-			if (rc)
-				return rc;
-			p->durable_lsn = maxlsn;
-		}
-	}
+	if ((rc = wal_rule(p, maxlsn, flags)))
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		ut_page_seal(fs[i]->pg.data);
 		p->fpages[i].pgno = fs[i]->pg.pgno;
@@ -295,12 +365,358 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 	}
 	rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
 	if (rc) {
-		p->fatal = UT_EFATAL;
+		note_fatal(p, rc);
 		return rc;
 	}
 	for (size_t i = 0; i < n; i++)
 		fs[i]->dirty = 0;
 	return UT_OK;
+}
+
+/* ---- the page cleaner ------------------------------------------------- */
+
+/* Above this many dirty frames the cleaner flushes in the background. */
+static size_t dirty_high(const ut_pager *p)
+{
+	return p->maxframes / 2;
+}
+
+static int flushable(const ut_pager *p, const struct frame *f)
+{
+	return f->valid && f->dirty && !f->txn && !f->flushing && f != p->meta;
+}
+
+/* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
+ * needs, with ckpt_only), in clock order from the eviction hand: the
+ * frames eviction reaches next are cleaned first. */
+static size_t pick_batch(ut_pager *p, int ckpt_only)
+{
+	size_t n = 0, at = p->hand < p->nframes ? p->hand : 0;
+
+	for (size_t i = 0; i < p->nframes && n < CLEAN_BATCH;
+	     i++, at = (at + 1) % p->nframes) {
+		struct frame *f = p->frames[at];
+
+		if (flushable(p, f) && (!ckpt_only || f->ckpt))
+			p->snapf[n++] = f;
+	}
+	return n;
+}
+
+static int by_pgno(const void *a, const void *b)
+{
+	uint32_t x = ((const ut_flush_page *)a)->pgno;
+	uint32_t y = ((const ut_flush_page *)b)->pgno;
+
+	return x < y ? -1 : x > y;
+}
+
+static int snap_alloc(ut_pager *p)
+{
+	if (p->snap)
+		return UT_OK;
+	if (ensure_fpages(p, CLEAN_BATCH))
+		return UT_ENOMEM;
+	p->snap = ut_io_alloc((size_t)CLEAN_BATCH * UT_PAGE_SIZE);
+	return p->snap ? UT_OK : UT_ENOMEM;
+}
+
+/* Write one batch of dirty frames through the strategy.  The pages are
+ * copied first, so the writer may change a frame while its copy is being
+ * written: a frame becomes clean only if it was not written to since
+ * (wgen).  With drop_lock (the cleaner thread, holding flush_mu) the pool
+ * mutex is released during the I/O; inline, the caller keeps it.  *done =
+ * pages written (0: nothing to flush).  Called with p->mu held. */
+static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
+{
+	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
+	uint64_t maxlsn = 0, req = p->ckpt_req;
+	size_t n;
+	int rc;
+
+	*done = 0;
+	if (p->fatal)
+		return fatal_rc(p);
+	if ((rc = snap_alloc(p)))
+		return rc;
+	n = pick_batch(p, ckpt_only);
+	if (!n)
+		return UT_OK;
+	for (size_t i = 0; i < n; i++) {
+		struct frame *f = p->snapf[i];
+		uint8_t *copy = p->snap + i * (size_t)UT_PAGE_SIZE;
+
+		memcpy(copy, f->pg.data, UT_PAGE_SIZE);
+		p->snapgen[i] = f->wgen;
+		f->flushing = 1;
+		if (ut_page_lsn(copy) > maxlsn)
+			maxlsn = ut_page_lsn(copy);
+		p->fpages[i].pgno = f->pg.pgno;
+		p->fpages[i].buf = copy;
+	}
+	if (drop_lock)
+		pthread_mutex_unlock(&p->mu);
+	rc = wal_rule(p, maxlsn, flags);
+	if (rc == UT_OK) {
+		for (size_t i = 0; i < n; i++)
+			ut_page_seal((uint8_t *)p->fpages[i].buf);
+		qsort(p->fpages, n, sizeof(*p->fpages), by_pgno);
+		rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
+	}
+	if (drop_lock)
+		pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct frame *f = p->snapf[i];
+
+		f->flushing = 0;
+		if (rc != UT_OK)
+			continue;
+		if (f->wgen == p->snapgen[i] && !f->txn) {
+			f->dirty = 0;
+			f->ckpt = 0;
+		} else if (req == p->ckpt_req) {
+			/* changed since the copy, but the copy is newer than
+			 * the checkpoint's start: the checkpoint has its page */
+			f->ckpt = 0;
+		}
+	}
+	p->batches++;
+	if (rc)
+		note_fatal(p, rc);
+	*done = n;
+	pthread_cond_broadcast(&p->done_cv);
+	return rc;
+}
+
+/* Begin a checkpoint at the last commit: mark every dirty frame as needed
+ * by it and take the header image it will write, with redo start = that
+ * LSN.  Taken now, under the writer's exclusion (no transaction is
+ * running), the image describes the database exactly at the redo point;
+ * later commits are in the log after it.  p->mu held. */
+static void ckpt_request(ut_pager *p)
+{
+	uint8_t *h = p->ckpt_hdr;
+	uint64_t redo = p->lsn;
+	uint32_t clean = p->closing ? 1u : 0u, mode = (uint32_t)ut_pager_protect(p);
+
+	for (size_t i = 0; i < p->nframes; i++) {
+		struct frame *f = p->frames[i];
+
+		f->ckpt = f->valid && f->dirty && f != p->meta;
+	}
+	memcpy(h, p->meta->pg.data, UT_PAGE_SIZE);
+	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
+			    ut_ld64(h + UT_META_MAXLSN) != redo ||
+			    ut_ld32(h + UT_META_MODE) != mode ||
+			    ut_ld32(h + UT_META_CLEAN) != clean;
+	ut_st64(h + UT_META_CKPT_LSN, redo);
+	ut_st64(h + UT_META_MAXLSN, redo);
+	ut_st32(h + UT_META_MODE, mode);
+	ut_st32(h + UT_META_CLEAN, clean);
+	p->ckpt_meta_gen = p->meta->wgen;
+	p->ckpt_redo = redo;
+	p->ckpt_pending = 1;
+	p->ckpt_blocked = 0;
+	p->ckpt_req++;
+}
+
+static int ckpt_frames_left(const ut_pager *p)
+{
+	for (size_t i = 0; i < p->nframes; i++)
+		if (p->frames[i]->valid && p->frames[i]->ckpt && p->frames[i]->dirty)
+			return 1;
+	return 0;
+}
+
+/* The header's checkpoint fields, in the frame too, once they are durable
+ * on disk.  A running transaction's pre-image gets them as well, so they
+ * never differ between pre- and post-image (never logged) and a rollback
+ * keeps them. */
+static void meta_set_ckpt_fields(ut_pager *p)
+{
+	uint8_t *imgs[2] = { p->meta->pg.data, p->meta->pre };
+
+	for (int i = 0; i < 2; i++)
+		if (imgs[i])
+			memcpy(imgs[i] + UT_META_CKPT_LSN, p->ckpt_hdr + UT_META_CKPT_LSN,
+			       UT_META_CLEAN + 4 - UT_META_CKPT_LSN);
+	if (p->meta->wgen == p->ckpt_meta_gen && !p->meta->txn)
+		p->meta->dirty = 0;
+}
+
+/* Every page the checkpoint needed is written: make them durable, then
+ * the log up to the redo point, then the header image on its own (it must
+ * never be durable before the pages it vouches for), then let the log
+ * reclaim space.  p->mu held (released during the I/O with drop_lock). */
+static int finish_checkpoint(ut_pager *p, int drop_lock)
+{
+	ut_flush_page hp = { 0, p->ckpt_hdr };
+	uint64_t redo = p->ckpt_redo;
+	int rc;
+
+	if (drop_lock)
+		pthread_mutex_unlock(&p->mu);
+	rc = p->fl->ops->write_pages(p->fl, p->wfile, NULL, 0, UT_FLUSH_DURABLE);
+	if (rc == UT_OK)
+		rc = wal_rule(p, redo, 0);
+	if (rc == UT_OK && p->ckpt_write_hdr) {
+		ut_page_seal(p->ckpt_hdr);
+		rc = p->fl->ops->write_pages(p->fl, p->wfile, &hp, 1, UT_FLUSH_DURABLE);
+	}
+	if (drop_lock)
+		pthread_mutex_lock(&p->mu);
+	if (rc == UT_OK)
+		meta_set_ckpt_fields(p);
+	if (rc == UT_OK && p->hooks.log_checkpoint_done) {
+		if (drop_lock)
+			pthread_mutex_unlock(&p->mu);
+		rc = p->hooks.log_checkpoint_done(p->hooks.ctx, redo);
+		if (drop_lock)
+			pthread_mutex_lock(&p->mu);
+	}
+	if (rc)
+		note_fatal(p, rc);
+	else
+		p->checkpoints++;
+	p->ckpt_pending = 0;
+	p->ckpt_rc = rc;
+	p->ckpt_done = p->ckpt_req;
+	pthread_cond_broadcast(&p->done_cv);
+	return rc;
+}
+
+/* The checkpoint, run to its end by the calling thread (no cleaner
+ * thread).  p->mu held throughout. */
+static int run_checkpoint_here(ut_pager *p)
+{
+	size_t n;
+	int rc;
+
+	do {
+		rc = clean_batch(p, 1, 0, &n);
+	} while (rc == UT_OK && n);
+	if (rc) {
+		p->ckpt_pending = 0;
+		return rc;
+	}
+	return finish_checkpoint(p, 0);
+}
+
+static size_t count_dirty(const ut_pager *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nframes; i++)
+		n += flushable(p, p->frames[i]);
+	return n;
+}
+
+static int cleaner_has_work(const ut_pager *p)
+{
+	if (p->fatal || p->cleaner_stop)
+		return 0;
+	return p->waiters || (p->ckpt_pending && !p->ckpt_blocked) ||
+	       p->ndirty_est > dirty_high(p);
+}
+
+/* One unit of the cleaner's work: a batch for a waiting thread or over
+ * the dirty mark, else a batch of the pending checkpoint, or its end.
+ * flush_mu and p->mu held. */
+static void cleaner_step(ut_pager *p)
+{
+	size_t n, dirty = count_dirty(p);
+
+	p->ndirty_est = dirty;
+	if (p->waiters || dirty > dirty_high(p)) {
+		if (clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
+			/* nothing flushable: let waiters look again */
+			p->batches++;
+			p->ndirty_est = 0;
+			pthread_cond_broadcast(&p->done_cv);
+		}
+		return;
+	}
+	if (!p->ckpt_pending)
+		return;
+	if (clean_batch(p, 1, 1, &n) != UT_OK || n)
+		return;
+	if (ckpt_frames_left(p))
+		p->ckpt_blocked = 1; /* in a transaction: end_txn wakes us */
+	else
+		finish_checkpoint(p, 1);
+}
+
+static void *cleaner_main(void *arg)
+{
+	ut_pager *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->cleaner_stop) {
+		if (!cleaner_has_work(p)) {
+			pthread_cond_wait(&p->work_cv, &p->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_lock(&p->flush_mu);
+		pthread_mutex_lock(&p->mu);
+		cleaner_step(p);
+		pthread_mutex_unlock(&p->flush_mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Is there (or can there now be) a cleaner thread?  Never during redo
+ * (the log hooks are off and redo runs without the pool mutex), for a
+ * read-only handle, or when the caller asked for inline flushing.
+ * p->mu held. */
+static int cleaner_usable(ut_pager *p)
+{
+	if (p->cleaner_running)
+		return 1;
+	if (p->cleaner_inline || p->recovering || p->readonly || p->fatal)
+		return 0;
+	if (snap_alloc(p))
+		return 0;
+	p->cleaner_stop = 0;
+	if (pthread_create(&p->cleaner, NULL, cleaner_main, p)) {
+		p->cleaner_inline = 1; /* no thread to be had: flush inline */
+		return 0;
+	}
+	p->cleaner_running = 1;
+	return 1;
+}
+
+static void stop_cleaner(ut_pager *p)
+{
+	if (!p->cleaner_running)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->cleaner_stop = 1;
+	pthread_cond_broadcast(&p->work_cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->cleaner, NULL);
+	p->cleaner_running = 0;
+}
+
+/* No frame is clean and evictable: have some written.  With the cleaner
+ * thread, wait for its next batch (the pool mutex is released meanwhile);
+ * inline, write a batch here.  p->mu held. */
+static int make_clean(ut_pager *p)
+{
+	size_t n;
+
+	if (cleaner_usable(p)) {
+		uint64_t b = p->batches;
+
+		p->waiters++;
+		pthread_cond_signal(&p->work_cv);
+		while (p->batches == b && !p->fatal)
+			pthread_cond_wait(&p->done_cv, &p->mu);
+		p->waiters--;
+		return p->fatal ? fatal_rc(p) : UT_OK;
+	}
+	return clean_batch(p, 0, 0, &n);
 }
 
 /* ---- frames ---------------------------------------------------------- */
@@ -331,34 +747,27 @@ static struct frame *new_frame(ut_pager *p)
 	return f;
 }
 
-/* A frame to load a page into (not in the hash, not valid), and its index
- * in p->frames.  Frames plus the transaction's pre-images stay within the
- * bound while anything is evictable.  Called with p->mu held. */
-static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
+/* One more frame, past the bound if need be. */
+static int grow(ut_pager *p, struct frame **out, size_t *idx)
 {
-	struct frame *batch[EVICT_BATCH];
-	size_t bidx[EVICT_BATCH];
-	struct frame *victim = NULL;
-	size_t nb = 0, vidx = 0;
-	int rc;
+	*out = new_frame(p);
+	if (!*out)
+		return UT_ENOMEM;
+	*idx = p->nframes - 1;
+	return UT_OK;
+}
 
-	/* Below the bound, or every frame but page 0 belongs to the running
-	 * transaction (nothing evictable: skip the sweep): a new frame. */
-	if (p->nframes + pre_charged(p) < p->maxframes || p->ntx + 1 >= p->nframes) {
-		*out = new_frame(p);
-		if (!*out)
-			return UT_ENOMEM;
-		*idx = p->nframes - 1;
-		return UT_OK;
-	}
-	for (size_t step = 0; step < 2 * p->nframes + 1 && !victim; step++) {
+/* Clock sweep for a clean frame nobody uses; 0 if there is none. */
+static int sweep(ut_pager *p, size_t *vidx)
+{
+	for (size_t step = 0; step < 2 * p->nframes + 1; step++) {
 		struct frame *f = p->frames[p->hand];
 		size_t at = p->hand;
+
 		p->hand = (p->hand + 1) % p->nframes;
 		if (!f->valid) {
-			victim = f;
-			vidx = at;
-			break;
+			*vidx = at;
+			return 1;
 		}
 		if (f->pin || f->txn)
 			continue;
@@ -366,60 +775,60 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx)
 			f->ref = 0;
 			continue;
 		}
-		if (f->dirty) {
-			int seen = 0;
-			for (size_t i = 0; i < nb; i++)
-				seen |= batch[i] == f;
-			if (!seen && nb < EVICT_BATCH) {
-				bidx[nb] = at;
-				batch[nb++] = f;
-			}
-			if (nb == EVICT_BATCH)
-				break;
-			continue;
+		if (!f->dirty) {
+			*vidx = at;
+			return 1;
 		}
-		victim = f;
-		vidx = at;
 	}
-	if (nb && nb < EVICT_BATCH) {
-		/* Write-behind: one strategy batch (one double-write sync)
-		 * should carry many pages, so fill it with other evictable
-		 * dirty frames; later evictions then find clean ones. */
-		for (size_t i = 0, at = p->hand; i < p->nframes && nb < EVICT_BATCH;
-		     i++, at = (at + 1) % p->nframes) {
-			struct frame *f = p->frames[at];
-			int seen = 0;
+	return 0;
+}
 
-			if (!f->valid || !f->dirty || f->pin || f->txn)
-				continue;
-			for (size_t j = 0; j < nb; j++)
-				seen |= batch[j] == f;
-			if (!seen) {
-				bidx[nb] = at;
-				batch[nb++] = f;
-			}
-		}
+/* Could writing pages free a frame?  (A dirty frame that is neither
+ * pinned nor in the transaction, maybe being written right now.) */
+static int dirty_evictable(const ut_pager *p)
+{
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct frame *f = p->frames[i];
+
+		if (f->valid && f->dirty && !f->pin && !f->txn && f != p->meta)
+			return 1;
 	}
-	if (nb) {
-		rc = flush_frames(p, batch, nb, p->lazy ? UT_FLUSH_LAZY : 0);
-		if (rc)
+	return 0;
+}
+
+/* A frame to load a page into (not in the hash, not valid), and its index
+ * in p->frames.  Frames plus the transaction's pre-images stay within the
+ * bound while anything is evictable: a clean frame is reused; when every
+ * candidate is dirty, pages are written first (make_clean: the cleaner
+ * thread's next batch, or inline) unless !may_wait.  Called with p->mu
+ * held. */
+static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
+			 int may_wait)
+{
+	struct frame *victim;
+	size_t vidx;
+	int rc;
+
+	for (;;) {
+		/* Below the bound, or every frame but page 0 belongs to the
+		 * running transaction (nothing evictable): a new frame. */
+		if (p->nframes + pre_charged(p) < p->maxframes ||
+		    p->ntx + 1 >= p->nframes)
+			return grow(p, out, idx);
+		if (sweep(p, &vidx))
+			break;
+		if (!dirty_evictable(p))
+			return grow(p, out, idx); /* all pinned or in the txn */
+		if (!may_wait)
+			return UT_EBUSY;
+		if ((rc = make_clean(p)))
 			return rc;
-		if (!victim) {
-			victim = batch[0];
-			vidx = bidx[0];
-		}
 	}
-	if (!victim) {
-		/* Everything pinned or dirtied by the transaction: grow. */
-		*out = new_frame(p);
-		if (!*out)
-			return UT_ENOMEM;
-		*idx = p->nframes - 1;
-		return UT_OK;
-	}
+	victim = p->frames[vidx];
 	if (victim->valid)
 		hremove(p, victim);
 	victim->valid = 0;
+	victim->ckpt = 0;
 	*out = victim;
 	*idx = vidx;
 	return UT_OK;
@@ -429,16 +838,17 @@ static int get_frame(ut_pager *p, struct frame **out)
 {
 	size_t idx;
 
-	return get_frame_idx(p, out, &idx);
+	return get_frame_idx(p, out, &idx, 1);
 }
 
-/* Over the bound (pre-images count): free one evictable frame if any. */
+/* Over the bound (pre-images count): free one clean evictable frame, if
+ * one is at hand without writing anything. */
 static void drop_one(ut_pager *p)
 {
 	struct frame *f;
 	size_t idx;
 
-	if (p->ntx + 1 >= p->nframes || get_frame_idx(p, &f, &idx))
+	if (p->ntx + 1 >= p->nframes || get_frame_idx(p, &f, &idx, 0))
 		return;
 	p->frames[idx] = p->frames[--p->nframes];
 	if (p->hand >= p->nframes)
@@ -553,6 +963,7 @@ static int write_locked(ut_pager *p, struct frame *f)
 	f->predirty = f->dirty;
 	f->txn = 1;
 	f->dirty = 1;
+	f->wgen++;
 	p->preout++;
 	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
 		drop_one(p);
@@ -635,6 +1046,7 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->pre = NULL; /* new to the file */
 	f->valid = 1;
 	f->txn = f->dirty = 1;
+	f->wgen++;
 	f->predirty = 0;
 	f->pin = 1;
 	f->ref = 1;
@@ -678,7 +1090,9 @@ int ut_pager_begin(ut_pager *p)
 	return UT_OK;
 }
 
-/* Free frames beyond the bound once the transaction no longer pins them. */
+/* Free frames beyond the bound once the transaction no longer pins them.
+ * Inline, dirty ones are written first; the cleaner thread cleans them in
+ * its own time, and a later shrink frees them. */
 static void shrink(ut_pager *p)
 {
 	struct frame *batch[EVICT_BATCH];
@@ -686,7 +1100,7 @@ static void shrink(ut_pager *p)
 
 	if (p->nframes <= p->maxframes)
 		return;
-	for (size_t i = 0; i < p->nframes; i++) {
+	for (size_t i = 0; i < p->nframes && !p->cleaner_running; i++) {
 		struct frame *f = p->frames[i];
 		if (f->valid && f->dirty && !f->pin && !f->txn)
 			batch[nb++] = f;
@@ -733,6 +1147,13 @@ static void end_txn(ut_pager *p, int restore)
 		f->pre = NULL;
 		f->txn = 0;
 	}
+	if (p->cleaner_running) {
+		p->ndirty_est += p->ntx;
+		if (p->ckpt_blocked || p->ndirty_est > dirty_high(p)) {
+			p->ckpt_blocked = 0;
+			pthread_cond_signal(&p->work_cv);
+		}
+	}
 	p->ntx = 0;
 	p->in_txn = 0;
 	shrink(p);
@@ -749,11 +1170,16 @@ void ut_pager_rollback(ut_pager *p)
 
 int ut_pager_commit(ut_pager *p, int sync)
 {
+	int sync_flush = sync && !p->hooks.log_commit;
 	uint64_t lsn;
 	int rc = UT_OK;
 
 	if (!p->in_txn)
 		return UT_EINVAL;
+	/* A log-less sync commit writes pages itself: no cleaner batch may
+	 * be in flight meanwhile (it could land an older copy after it). */
+	if (sync_flush)
+		pthread_mutex_lock(&p->flush_mu);
 	pthread_mutex_lock(&p->mu);
 	if (p->ntx == 0)
 		goto done;
@@ -780,7 +1206,7 @@ int ut_pager_commit(ut_pager *p, int sync)
 	p->lsn = lsn;
 	for (size_t i = 0; i < p->ntx; i++)
 		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
-	if (sync && !p->hooks.log_commit) {
+	if (sync_flush) {
 		/* No log yet: make the transaction's pages durable in place.
 		 * Not crash-atomic across pages -- the WAL will make it so. */
 		rc = flush_frames(p, p->tx, p->ntx, UT_FLUSH_DURABLE);
@@ -790,86 +1216,94 @@ int ut_pager_commit(ut_pager *p, int sync)
 done:
 	end_txn(p, 0);
 	pthread_mutex_unlock(&p->mu);
+	if (sync_flush)
+		pthread_mutex_unlock(&p->flush_mu);
 	return UT_OK;
 fail:
 	end_txn(p, 1);
 	pthread_mutex_unlock(&p->mu);
+	if (sync_flush)
+		pthread_mutex_unlock(&p->flush_mu);
 	return rc;
 }
 
 /* ---- checkpoint, open, close ---------------------------------------- */
 
-static int flush_all(ut_pager *p)
+static int ckpt_check(ut_pager *p)
 {
-	struct frame **fs;
-	size_t n = 0;
-	int rc;
-
-	fs = malloc((p->nframes + 1) * sizeof(*fs));
-	if (!fs)
-		return UT_ENOMEM;
-	for (size_t i = 0; i < p->nframes; i++) {
-		struct frame *f = p->frames[i];
-		if (f->valid && f->dirty && !f->txn)
-			fs[n++] = f;
-	}
-	rc = flush_frames(p, fs, n, UT_FLUSH_DURABLE);
-	free(fs);
-	return rc;
-}
-
-/* Checkpoint order: (1) the log durable up to p->lsn (the last commit
- * LSN), (2) every dirty page but the header through the strategy, DURABLE,
- * (3) the header with redo_lsn = p->lsn (and max LSN, mode, clean flag),
- * DURABLE, as a separate write so it can never be durable before the pages
- * it vouches for, (4) hooks.log_checkpoint_done(redo_lsn). */
-int ut_pager_checkpoint(ut_pager *p)
-{
-	uint8_t *m = p->meta->pg.data;
-	uint64_t redo = p->lsn;
-	uint32_t clean = p->closing ? 1u : 0u;
-	int rc;
-
 	if (p->in_txn)
 		return UT_EBUSY;
 	if (p->readonly) {
 		ut_set_errdetail("%s: opened read-only", p->path);
 		return UT_EREADONLY;
 	}
-	if (p->fatal)
-		return UT_EFATAL;
+	return p->fatal ? fatal_rc(p) : UT_OK;
+}
+
+/* Checkpoint order: (1) every page dirty at the last commit (p->lsn)
+ * written through the strategy, each batch after the log is durable up to
+ * its pages' LSNs, then made durable, (2) the log durable up to p->lsn,
+ * (3) the header image taken at the start, with redo_lsn = p->lsn (and
+ * max LSN, mode, clean flag), DURABLE, as a separate write so it can never
+ * be durable before the pages it vouches for, (4)
+ * hooks.log_checkpoint_done(redo_lsn).  With the cleaner thread it does
+ * the work and this waits; without one, this thread does it. */
+int ut_pager_checkpoint(ut_pager *p)
+{
+	uint64_t gen;
+	int rc;
+
+	if ((rc = ckpt_check(p)))
+		return rc;
 	pthread_mutex_lock(&p->mu);
-	if (p->hooks.log_flush_to && redo > p->durable_lsn) {
-		rc = p->hooks.log_flush_to(p->hooks.ctx, redo);
-		if (rc) {
-			p->fatal = UT_EFATAL;
-			goto out;
-		}
-		p->durable_lsn = redo;
+	if (!p->cleaner_running) {
+		ckpt_request(p);
+		rc = run_checkpoint_here(p);
+		pthread_mutex_unlock(&p->mu);
+		return rc;
 	}
-	p->meta->txn = 1; /* keep the header out of the first batch */
-	rc = flush_all(p);
-	p->meta->txn = 0;
-	if (rc)
-		goto out;
-	if (ut_ld64(m + UT_META_CKPT_LSN) != redo ||
-	    ut_ld64(m + UT_META_MAXLSN) != redo ||
-	    ut_ld32(m + UT_META_MODE) != (uint32_t)ut_pager_protect(p) ||
-	    ut_ld32(m + UT_META_CLEAN) != clean) {
-		ut_st64(m + UT_META_CKPT_LSN, redo);
-		ut_st64(m + UT_META_MAXLSN, redo);
-		ut_st32(m + UT_META_MODE, (uint32_t)ut_pager_protect(p));
-		ut_st32(m + UT_META_CLEAN, clean);
-		p->meta->dirty = 1;
+	while (p->ckpt_pending && !p->fatal)
+		pthread_cond_wait(&p->done_cv, &p->mu);
+	if (!p->fatal) {
+		ckpt_request(p);
+		gen = p->ckpt_req;
+		pthread_cond_signal(&p->work_cv);
+		while (p->ckpt_done < gen && !p->fatal)
+			pthread_cond_wait(&p->done_cv, &p->mu);
 	}
-	rc = flush_all(p);
-	if (rc)
-		goto out;
-	if (p->hooks.log_checkpoint_done)
-		rc = p->hooks.log_checkpoint_done(p->hooks.ctx, redo);
-out:
+	rc = p->fatal ? fatal_rc(p) : p->ckpt_rc;
 	pthread_mutex_unlock(&p->mu);
 	return rc;
+}
+
+int ut_pager_checkpoint_async(ut_pager *p, int *started)
+{
+	int rc;
+
+	*started = 0;
+	if ((rc = ckpt_check(p)))
+		return rc;
+	pthread_mutex_lock(&p->mu);
+	if (!cleaner_usable(p)) {
+		pthread_mutex_unlock(&p->mu);
+		*started = 1;
+		return ut_pager_checkpoint(p);
+	}
+	if (!p->ckpt_pending) {
+		ckpt_request(p);
+		*started = 1;
+		pthread_cond_signal(&p->work_cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
+}
+
+void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints)
+{
+	pthread_mutex_lock(&p->mu);
+	*batches = p->batches;
+	*checkpoints = p->checkpoints;
+	pthread_mutex_unlock(&p->mu);
 }
 
 size_t ut_pager_dirty_frames(ut_pager *p)
@@ -1119,6 +1553,12 @@ int ut_pager_redo_end(ut_pager *p)
 
 static void pager_free_all(ut_pager *p)
 {
+	stop_cleaner(p);
+	free(p->snap);
+	free(p->ckpt_hdr);
+	pthread_cond_destroy(&p->work_cv);
+	pthread_cond_destroy(&p->done_cv);
+	pthread_mutex_destroy(&p->flush_mu);
 	for (size_t i = 0; i < p->nframes; i++)
 		free(p->frames[i]);
 	for (size_t i = 0; i < p->nslabs; i++)
@@ -1152,6 +1592,7 @@ int ut_pager_close(ut_pager *p)
 		rc = UT_OK; /* nothing was changed, nothing is written */
 	else
 		rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
+	stop_cleaner(p);
 	if (rc)
 		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
 				 p->path, ut_strerror(rc));
@@ -1425,6 +1866,15 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		return UT_ENOMEM;
 	}
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->flush_mu, NULL);
+	pthread_cond_init(&p->work_cv, NULL);
+	pthread_cond_init(&p->done_cv, NULL);
+	p->cleaner_inline = cfg->inline_flush;
+	p->ckpt_hdr = ut_io_alloc(UT_PAGE_SIZE);
+	if (!p->ckpt_hdr) {
+		pager_free_all(p);
+		return UT_ENOMEM;
+	}
 	p->vfs = vfs;
 	if (cfg->hooks)
 		p->hooks = *cfg->hooks;

@@ -12,11 +12,22 @@
  *    UT_PAGER_MIN_FRAMES), a hash table pgno -> frame, clock eviction.
  *    The write transaction's pre-images beyond 24 MiB count against the
  *    bound too.  Pinned frames and frames dirtied by the running write
- *    transaction are never evicted; when no frame is evictable the pool grows past the bound
- *    (a big transaction may exceed cache_bytes temporarily) and shrinks back
- *    as frames become evictable.  An eviction that meets dirty frames
- *    writes a full batch (up to 64 evictable dirty frames, one strategy
- *    call: one double-write sync) so later evictions find clean frames.
+ *    transaction are never evicted; when no frame is evictable the pool
+ *    grows past the bound (a big transaction may exceed cache_bytes
+ *    temporarily) and shrinks back as frames become evictable.
+ *  - Page cleaner: a background thread (started on first need, never
+ *    during redo or for a read-only handle) writes dirty pages in batches
+ *    of up to 128 (one strategy call: for doublewrite one copy write and
+ *    one sync for the whole batch) whenever more than half the bound is
+ *    dirty, or a thread needs a frame and none is clean.  It writes copies
+ *    taken under the pool mutex, so the pool is never locked during page
+ *    I/O and the writer may change a page while its copy is written (the
+ *    frame then stays dirty).  A thread that needs a frame when every
+ *    candidate is dirty waits for the cleaner's next batch.  With
+ *    cfg->inline_flush there is no thread: the thread that needs a frame
+ *    writes a batch itself (deterministic I/O order, for tests).  A
+ *    cleaner write that fails makes the handle fatal; waiters get its
+ *    error and detail.
  *  - No-steal: a page dirtied by the running write transaction is never
  *    written to the data file before the transaction commits.  Before its
  *    first change in a transaction, ut_pager_write keeps a pre-image copy;
@@ -38,10 +49,14 @@
  *    kernel invalidates cached pages of a range written with O_DIRECT.
  *    When the filesystem refuses O_DIRECT (ut_file_direct_note says why)
  *    there is one buffered handle for both.
- *  - Checkpoint (ut_pager_checkpoint): log durable up to the last commit
- *    LSN, every dirty page but the header written DURABLE through the
- *    flusher, then the header with redo_lsn = that LSN written DURABLE on
- *    its own, then hooks.log_checkpoint_done(redo_lsn).
+ *  - Checkpoint (ut_pager_checkpoint): taken at the last commit LSN
+ *    (no transaction running): every page dirty then is written through
+ *    the flusher in cleaner batches and made durable, the log made durable
+ *    up to that LSN, then the header image taken at the start (redo_lsn =
+ *    that LSN) written DURABLE on its own, then
+ *    hooks.log_checkpoint_done(redo_lsn).  Commits may go on meanwhile
+ *    (ut_pager_checkpoint_async: the cleaner does it all); their changes
+ *    are in the log after redo_lsn.
  *  - Redo (recovery, driven by the engine): ut_pager_redo_begin, then
  *    ut_pager_redo for each committed delta in log order (applied iff the
  *    page's LSN as read from the data file < lsn; a page beyond the end of
@@ -154,6 +169,9 @@ typedef struct ut_pager_config {
 	/* Open O_RDONLY under a shared lock, write and create nothing; a
 	 * header not marked clean (recovery needed) is UT_EREADONLY. */
 	int readonly;
+	/* No cleaner thread: a thread that needs a frame writes the batch
+	 * itself, and checkpoints run in the caller. */
+	int inline_flush;
 } ut_pager_config;
 
 /* Open the data file (UT_OPEN_DIRECT | UT_OPEN_LOCK) and check its header:
@@ -187,8 +205,14 @@ int ut_pager_begin(ut_pager *p);
 int ut_pager_commit(ut_pager *p, int sync);
 void ut_pager_rollback(ut_pager *p);
 
-/* Write all dirty pages durably and record the checkpoint LSN. */
+/* Write all dirty pages durably and record the checkpoint LSN; returns
+ * when done.  _async starts one in the cleaner thread and returns at once
+ * (*started = 0: one was already under way; without a thread it is the
+ * synchronous one). */
 int ut_pager_checkpoint(ut_pager *p);
+int ut_pager_checkpoint_async(ut_pager *p, int *started);
+/* Cleaner batches written and checkpoints completed since open. */
+void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints);
 
 const char *ut_pager_path(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);

@@ -122,7 +122,7 @@
 extern "C" {
 #endif
 
-#define UT_VERSION_STRING "0.1.0"
+#define UT_VERSION_STRING "0.2.0"
 
 #define UT_PAGE_SIZE 16384u
 #define UT_MAX_KEY 1024u
@@ -169,6 +169,13 @@ typedef struct ut_options {
 	/* appended in 0.1: */
 	unsigned lock_timeout_ms; /* wait for another opener, see ut_open */
 	int readonly;          /* 1: read-only open, see ut_open (default 0) */
+	/* appended in 0.2: */
+	int flush_inline;      /* 0 (default): a background page-cleaner thread
+				* writes dirty pages in batches of up to 128 and
+				* runs checkpoints while commits go on; 1: no
+				* thread: the thread that needs a cache frame
+				* writes pages itself and checkpoints run in the
+				* committing thread (deterministic I/O order) */
 } ut_options;
 
 #define UT_DEFAULT_LOCK_TIMEOUT_MS 500u
@@ -184,6 +191,9 @@ typedef struct ut_stats {
 	/* appended in 0.1 (after the fields above, which keep their places): */
 	int direct_io;             /* 1: data page writes use O_DIRECT */
 	int uring;                 /* 1: page write batches go through io_uring */
+	/* appended in 0.2: */
+	uint64_t flush_batches;    /* page-write batches (cleaner or inline) */
+	uint64_t checkpoints;      /* checkpoints completed */
 } ut_stats;
 
 /* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1,

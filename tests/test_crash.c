@@ -343,8 +343,9 @@ struct run {
  * the process forks; the child arms the power cut at p and simply carries
  * on with the same run, so it replays only transaction i (not the whole
  * prefix) to reach p.  The simulated disk counts events absolutely and the
- * engine has no threads, so the child sees exactly the events a fresh run
- * crashing at p sees (UT_CRASH_POINT replays from scratch). */
+ * engine runs without its cleaner thread (flush_inline), so the child sees
+ * exactly the events a fresh run crashing at p sees (UT_CRASH_POINT
+ * replays from scratch). */
 struct forker {
 	const uint64_t *pts;   /* crash points, ascending */
 	size_t npts, next;
@@ -365,6 +366,11 @@ static void open_opts(ut_options *o, int protect)
 	o->cache_bytes = CACHE_PAGES * UT_PAGE_SIZE;
 	o->protect = protect;
 	o->sync = 1;
+	/* The prefix-sharing runner forks with the database open, and crash
+	 * points are event numbers of a dry run: both need the engine to do
+	 * its I/O in this thread, in the same order every time.  The cleaner
+	 * thread's own crash points are in test_durability. */
+	o->flush_inline = 1;
 }
 
 /* Run the workload on d until it ends or an engine call fails (the power
