@@ -464,8 +464,9 @@ static int run_untorn(const struct cfg *c, const char *path, enum ut_protect pro
 	r->log_bytes = (double)(s1.log_bytes - s0.log_bytes);
 	r->syncs = (double)(s1.syncs - s0.syncs);
 	lat_done(&lat, r);
-	snprintf(r->note, sizeof(r->note), "%s%s", s1.direct_io ? "O_DIRECT" : "buffered",
-		 s1.uring ? ", io_uring" : "");
+	snprintf(r->note, sizeof(r->note), "%s%s, %llu waits for the cleaner",
+		 s1.direct_io ? "O_DIRECT" : "buffered", s1.uring ? ", io_uring" : "",
+		 (unsigned long long)(s1.frame_waits - s0.frame_waits));
 	if ((rc = ut_close(db)))
 		FAIL(r, "close: %s: %s", ut_strerror(rc), ut_errdetail());
 	return 0;
@@ -758,7 +759,9 @@ static int run_group(const struct cfg *c, const char *path, int nth, struct resu
 	r->dw_bytes = (double)(s1.dw_page_writes - s0.dw_page_writes) * UT_PAGE_SIZE;
 	r->log_bytes = (double)(s1.log_bytes - s0.log_bytes);
 	r->syncs = (double)(s1.syncs - s0.syncs);
-	snprintf(r->note, sizeof(r->note), "%s", ut_protect_name(s1.protect));
+	snprintf(r->note, sizeof(r->note), "%s, %llu waits for the cleaner",
+		 ut_protect_name(s1.protect),
+		 (unsigned long long)(s1.frame_waits - s0.frame_waits));
 	if ((rc = ut_close(sh.db)))
 		FAIL(r, "close: %s: %s", ut_strerror(rc), ut_errdetail());
 	return 0;

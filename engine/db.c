@@ -594,7 +594,8 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	st->protect = ut_pager_protect(db->pager);
 	st->direct_io = f->direct;
 	st->uring = ut_file_uses_uring(f);
-	ut_pager_cleaner_stats(db->pager, &st->flush_batches, &st->checkpoints);
+	ut_pager_cleaner_stats(db->pager, &st->flush_batches, &st->checkpoints,
+			       &st->frame_waits);
 	st->page_writes = c->page_writes;
 	st->dw_page_writes = c->dw_page_writes;
 	st->log_bytes = c->log_bytes + ws.bytes_appended;

@@ -97,6 +97,9 @@ struct ut_pager {
 	struct frame *snapf[CLEAN_BATCH];
 	uint32_t snapgen[CLEAN_BATCH];
 	uint64_t batches;        /* cleaner batches written */
+	uint64_t frame_waits;    /* times a thread waited for the cleaner */
+	void (*batch_hook)(void *); /* tests: between copy and write */
+	void *batch_hook_ctx;
 	char fatal_detail[256];  /* why a cleaner write failed */
 	/* Checkpoint: requested (header image taken, dirty frames marked
 	 * ckpt), then run by the cleaner or the caller. */
@@ -109,6 +112,13 @@ struct ut_pager {
 	int fatal_rc;         /* the error that made the handle fatal */
 	uint8_t *ckpt_hdr;
 };
+
+/* Read without the pool mutex by writers' fast paths; set by whoever saw
+ * a write fail, the cleaner thread included. */
+static inline int fatal_now(const ut_pager *p)
+{
+	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
+}
 
 static inline size_t pre_charged(const ut_pager *p)
 {
@@ -259,7 +269,7 @@ int ut_pager_protect(ut_pager *p)
 {
 	return p->readonly ? (int)p->last_mode : p->fl->ops->protect;
 }
-int ut_pager_fatal(ut_pager *p) { return p->fatal; }
+int ut_pager_fatal(ut_pager *p) { return fatal_now(p); }
 size_t ut_pager_frames(ut_pager *p) { return p->nframes; }
 
 size_t ut_pager_pinned(ut_pager *p)
@@ -320,13 +330,13 @@ static int wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags)
  * that waits for the cleaner, with the cleaner's detail. */
 static void note_fatal(ut_pager *p, int rc)
 {
-	if (!p->fatal) {
+	if (!fatal_now(p)) {
 		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s",
 			 ut_errdetail());
 		p->fatal_rc = pthread_equal(pthread_self(), p->cleaner) &&
 			      p->cleaner_running ? rc : 0;
 	}
-	p->fatal = UT_EFATAL;
+	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 }
 
 static int fatal_rc(ut_pager *p)
@@ -347,7 +357,7 @@ static int flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags
 	uint64_t maxlsn = 0;
 	int rc;
 
-	if (p->fatal)
+	if (fatal_now(p))
 		return UT_EFATAL;
 	if ((rc = ensure_fpages(p, n)))
 		return rc;
@@ -435,7 +445,7 @@ static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 	int rc;
 
 	*done = 0;
-	if (p->fatal)
+	if (fatal_now(p))
 		return fatal_rc(p);
 	if ((rc = snap_alloc(p)))
 		return rc;
@@ -454,8 +464,11 @@ static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		p->fpages[i].pgno = f->pg.pgno;
 		p->fpages[i].buf = copy;
 	}
-	if (drop_lock)
+	if (drop_lock) {
 		pthread_mutex_unlock(&p->mu);
+		if (p->batch_hook)
+			p->batch_hook(p->batch_hook_ctx);
+	}
 	rc = wal_rule(p, maxlsn, flags);
 	if (rc == UT_OK) {
 		for (size_t i = 0; i < n; i++)
@@ -613,7 +626,7 @@ static size_t count_dirty(const ut_pager *p)
 
 static int cleaner_has_work(const ut_pager *p)
 {
-	if (p->fatal || p->cleaner_stop)
+	if (fatal_now(p) || p->cleaner_stop)
 		return 0;
 	return p->waiters || (p->ckpt_pending && !p->ckpt_blocked) ||
 	       p->ndirty_est > dirty_high(p);
@@ -674,7 +687,7 @@ static int cleaner_usable(ut_pager *p)
 {
 	if (p->cleaner_running)
 		return 1;
-	if (p->cleaner_inline || p->recovering || p->readonly || p->fatal)
+	if (p->cleaner_inline || p->recovering || p->readonly || fatal_now(p))
 		return 0;
 	if (snap_alloc(p))
 		return 0;
@@ -710,11 +723,12 @@ static int make_clean(ut_pager *p)
 		uint64_t b = p->batches;
 
 		p->waiters++;
+		p->frame_waits++;
 		pthread_cond_signal(&p->work_cv);
-		while (p->batches == b && !p->fatal)
+		while (p->batches == b && !fatal_now(p))
 			pthread_cond_wait(&p->done_cv, &p->mu);
 		p->waiters--;
-		return p->fatal ? fatal_rc(p) : UT_OK;
+		return fatal_now(p) ? fatal_rc(p) : UT_OK;
 	}
 	return clean_batch(p, 0, 0, &n);
 }
@@ -977,7 +991,7 @@ int ut_pager_write(ut_pager *p, ut_pg *pg)
 
 	if (f->txn)
 		return UT_OK;
-	if (p->fatal)
+	if (fatal_now(p))
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
 	rc = write_locked(p, f);
@@ -1081,7 +1095,7 @@ int ut_pager_begin(ut_pager *p)
 		ut_set_errdetail("%s: opened read-only", p->path);
 		return UT_EREADONLY;
 	}
-	if (p->fatal)
+	if (fatal_now(p))
 		return UT_EFATAL;
 	if (p->in_txn)
 		return UT_EBUSY;
@@ -1170,6 +1184,8 @@ void ut_pager_rollback(ut_pager *p)
 
 int ut_pager_commit(ut_pager *p, int sync)
 {
+	/* (flush_mu whether or not a cleaner runs yet: a reader may start
+	 * one at any moment) */
 	int sync_flush = sync && !p->hooks.log_commit;
 	uint64_t lsn;
 	int rc = UT_OK;
@@ -1237,7 +1253,7 @@ static int ckpt_check(ut_pager *p)
 		ut_set_errdetail("%s: opened read-only", p->path);
 		return UT_EREADONLY;
 	}
-	return p->fatal ? fatal_rc(p) : UT_OK;
+	return fatal_now(p) ? fatal_rc(p) : UT_OK;
 }
 
 /* Checkpoint order: (1) every page dirty at the last commit (p->lsn)
@@ -1262,16 +1278,16 @@ int ut_pager_checkpoint(ut_pager *p)
 		pthread_mutex_unlock(&p->mu);
 		return rc;
 	}
-	while (p->ckpt_pending && !p->fatal)
+	while (p->ckpt_pending && !fatal_now(p))
 		pthread_cond_wait(&p->done_cv, &p->mu);
-	if (!p->fatal) {
+	if (!fatal_now(p)) {
 		ckpt_request(p);
 		gen = p->ckpt_req;
 		pthread_cond_signal(&p->work_cv);
-		while (p->ckpt_done < gen && !p->fatal)
+		while (p->ckpt_done < gen && !fatal_now(p))
 			pthread_cond_wait(&p->done_cv, &p->mu);
 	}
-	rc = p->fatal ? fatal_rc(p) : p->ckpt_rc;
+	rc = fatal_now(p) ? fatal_rc(p) : p->ckpt_rc;
 	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
@@ -1298,11 +1314,21 @@ int ut_pager_checkpoint_async(ut_pager *p, int *started)
 	return UT_OK;
 }
 
-void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints)
+void ut_pager_set_batch_hook(ut_pager *p, void (*hook)(void *), void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	p->batch_hook = hook;
+	p->batch_hook_ctx = ctx;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints,
+			    uint64_t *waits)
 {
 	pthread_mutex_lock(&p->mu);
 	*batches = p->batches;
 	*checkpoints = p->checkpoints;
+	*waits = p->frame_waits;
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -1339,7 +1365,7 @@ void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
 void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 {
 	pthread_mutex_lock(&p->mu);
-	p->fatal = UT_EFATAL;
+	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->mu);
@@ -1591,7 +1617,7 @@ int ut_pager_close(ut_pager *p)
 	if (p->readonly)
 		rc = UT_OK; /* nothing was changed, nothing is written */
 	else
-		rc = p->fatal ? UT_EFATAL : ut_pager_checkpoint(p);
+		rc = fatal_now(p) ? UT_EFATAL : ut_pager_checkpoint(p);
 	stop_cleaner(p);
 	if (rc)
 		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",

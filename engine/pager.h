@@ -211,8 +211,13 @@ void ut_pager_rollback(ut_pager *p);
  * synchronous one). */
 int ut_pager_checkpoint(ut_pager *p);
 int ut_pager_checkpoint_async(ut_pager *p, int *started);
-/* Cleaner batches written and checkpoints completed since open. */
-void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints);
+/* Tests: the cleaner thread calls hook(ctx) after copying a batch and
+ * before writing it, without the pool mutex (to hold a batch in flight). */
+void ut_pager_set_batch_hook(ut_pager *p, void (*hook)(void *), void *ctx);
+/* Since open: page-write batches, checkpoints completed, and the times a
+ * thread had to wait for the cleaner to free a frame. */
+void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints,
+			    uint64_t *waits);
 
 const char *ut_pager_path(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);

@@ -194,6 +194,8 @@ typedef struct ut_stats {
 	/* appended in 0.2: */
 	uint64_t flush_batches;    /* page-write batches (cleaner or inline) */
 	uint64_t checkpoints;      /* checkpoints completed */
+	uint64_t frame_waits;      /* a thread needed a cache frame and waited
+				    * for the page cleaner (it fell behind) */
 } ut_stats;
 
 /* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1,
