@@ -325,6 +325,16 @@ static void dev_limits(const char *tag, const char *dev, int is_nvme,
 	     read_sysfs_ll("/sys/block/%s/queue/logical_block_size", dev),
 	     read_sysfs_ll("/sys/block/%s/queue/physical_block_size", dev));
 
+	if (is_nvme) {
+		/* max hardware >= atomic max >= unit max >= unit min > 0 */
+		long long hw = read_sysfs_ll("/sys/block/%s/queue/max_hw_sectors_kb", dev);
+
+		snprintf(name, sizeof(name), "dev.%s.sysfs_hw_max", tag);
+		info(name, "%lld", hw * 1024);
+		snprintf(name, sizeof(name), "dev.%s.sysfs_order", tag);
+		check(name, (hw * 1024 >= amax && amax >= smax && smax >= smin && smin > 0) ?
+		      "ordered" : "unordered", "ordered");
+	}
 	snprintf(name, sizeof(name), "dev.%s.sysfs_unit_max", tag);
 	if (is_nvme) {
 		checku(name, (unsigned long long)smax, g_aid ? 16384 : 4096);
@@ -435,6 +445,15 @@ static void fs_statx_range_checks(const char *tag, const char *path, int support
 	     stx.stx_atomic_write_unit_min, stx.stx_atomic_write_unit_max,
 	     stx.stx_atomic_write_segments_max, stx.stx_blksize);
 
+	/*
+	 * A filesystem that knows STATX_WRITE_ATOMIC answers it (mask) and
+	 * says the attribute is meaningful (attributes_mask) for every
+	 * regular file, whether or not that file can take atomic writes.
+	 */
+	snprintf(name, sizeof(name), "fs.%s.statx_mask", tag);
+	checku(name, !!(stx.stx_mask & STATX_WRITE_ATOMIC), g_patched ? 1 : 0);
+	snprintf(name, sizeof(name), "fs.%s.statx_attr_mask", tag);
+	checku(name, !!(stx.stx_attributes_mask & STATX_ATTR_WRITE_ATOMIC), g_patched ? 1 : 0);
 	snprintf(name, sizeof(name), "fs.%s.statx_attr_write_atomic", tag);
 	snprintf(got, sizeof(got), "%d", !!(stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC));
 	check(name, got, supported ? "1" : "0");
@@ -620,6 +639,54 @@ static void refusal_checks(const char *tag, int fd, off_t base, unsigned unit,
 	}
 }
 
+/*
+ * Well-formed files, ill-formed untorn writes: each is refused with the
+ * documented errno and leaves the 64 KiB written range at `off` as it was.
+ * w_inval is EINVAL when the file takes atomic writes, else EOPNOTSUPP.
+ */
+static void refused_shapes(const char *tag, int fd, const char *path, off_t off,
+			   unsigned umin, unsigned umax, const char *w_inval)
+{
+	/* two iovecs of a length that is otherwise valid */
+	const size_t len2 = 2 * umin <= umax ? 2 * umin : umax;
+	char name[128];
+	int fdb;
+
+	snprintf(name, sizeof(name), "fs.%s.refused", tag);
+	prefill(name, fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len_2x_unit_max", tag);
+	check_refused(name, xwrite(fd, 2 * umax, off, RWF_ATOMIC, 1, 0x83, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len_half_unit_min", tag);
+	check_refused(name, xwrite(fd, umin / 2, off, RWF_ATOMIC, 1, 0x84, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len12k_not_pow2", tag);
+	check_refused(name, xwrite(fd, 12 * KiB, off, RWF_ATOMIC, 1, 0x85, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len16k_off4k_misaligned", tag);
+	check_refused(name, xwrite(fd, 16 * KiB, off + 4 * KiB, RWF_ATOMIC, 1, 0x86, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	/* a valid length at half its own alignment */
+	snprintf(name, sizeof(name), "fs.%s.len_unit_max_off_half", tag);
+	check_refused(name, xwrite(fd, umax, off + umax / 2, RWF_ATOMIC, 1, 0x8a, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.len8k_crosses_16k", tag);
+	check_refused(name, xwrite(fd, 8 * KiB, off + 12 * KiB, RWF_ATOMIC, 1, 0x87, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	snprintf(name, sizeof(name), "fs.%s.two_iovecs", tag);
+	check_refused(name, xwrite(fd, len2, off, RWF_ATOMIC, 2, 0x88, 0), w_inval,
+		      fd, off, 64 * KiB, 0x82);
+	fdb = open(path, O_RDWR);
+	snprintf(name, sizeof(name), "fs.%s.no_odirect", tag);
+	if (fdb < 0) {
+		check(name, errname(errno), "open_ok");
+	} else {
+		check_refused(name, xwrite(fdb, umin, off, RWF_ATOMIC, 1, 0x89, 0), "EOPNOTSUPP",
+			      fd, off, 64 * KiB, 0x82);
+		close(fdb);
+	}
+}
+
 /* ------------------------------------------------ io_uring and native AIO */
 
 /* Result of a write that returned r (bytes or -errno), checked by reading back. */
@@ -721,10 +788,14 @@ static const char *aio_write(int fd, size_t len, off_t off, int pattern)
 	return judge(fd, r, len, off, pattern);
 }
 
-/* 16 KiB untorn writes at base (written range) through each interface. */
-static void interface_checks(const char *tag, int fd, off_t base, const char *want_16k,
-			     const char *want_inval)
+/*
+ * Untorn writes of len bytes (16 KiB, or the unit of a 4 KiB-unit file) at
+ * base (written range) through each interface.
+ */
+static void interface_checks(const char *tag, int fd, off_t base, size_t len,
+			     const char *want_ok, const char *want_inval)
 {
+	const off_t mis = len > 4 * KiB ? 4 * KiB : (off_t)len / 2;
 	static const struct { const char *name; int op; } ops[] = {
 		{ "uring_write", IORING_OP_WRITE },
 		{ "uring_writev1", IORING_OP_WRITEV },
@@ -735,26 +806,26 @@ static void interface_checks(const char *tag, int fd, off_t base, const char *wa
 
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		snprintf(name, sizeof(name), "fs.%s.%s", tag, ops[i].name);
-		prefill(name, fd, base, 16 * KiB, 0xa0);
+		prefill(name, fd, base, len, 0xa0);
 		/*
 		 * 6.12's generic_atomic_write_valid() takes only a single user
 		 * buffer (ITER_UBUF); a registered buffer is a bvec: EINVAL.
 		 */
 		if (ops[i].op == IORING_OP_WRITE_FIXED)
-			check_refused(name, uring_write(fd, ops[i].op, 16 * KiB, base, 0xa1 + (int)i),
-				      want_inval, fd, base, 16 * KiB, 0xa0);
+			check_refused(name, uring_write(fd, ops[i].op, len, base, 0xa1 + (int)i),
+				      want_inval, fd, base, len, 0xa0);
 		else
-			check(name, uring_write(fd, ops[i].op, 16 * KiB, base, 0xa1 + (int)i),
-			      want_16k);
+			check(name, uring_write(fd, ops[i].op, len, base, 0xa1 + (int)i),
+			      want_ok);
 	}
 	snprintf(name, sizeof(name), "fs.%s.aio_pwrite", tag);
-	prefill(name, fd, base, 16 * KiB, 0xa0);
-	check(name, aio_write(fd, 16 * KiB, base, 0xa5), want_16k);
+	prefill(name, fd, base, len, 0xa0);
+	check(name, aio_write(fd, len, base, 0xa5), want_ok);
 
 	snprintf(name, sizeof(name), "fs.%s.uring_write_misaligned", tag);
-	prefill(name, fd, base, 32 * KiB, 0xa6);
-	check_refused(name, uring_write(fd, IORING_OP_WRITE, 16 * KiB, base + 4 * KiB, 0xa7),
-		      want_inval, fd, base, 32 * KiB, 0xa6);
+	prefill(name, fd, base, 2 * len, 0xa6);
+	check_refused(name, uring_write(fd, IORING_OP_WRITE, len, base + mis, 0xa7),
+		      want_inval, fd, base, 2 * len, 0xa6);
 }
 
 /*
@@ -845,17 +916,125 @@ static void xfs16k_checks(const char *mnt, const char *dev)
 	sync();
 	split_checks("xfs16k", dev, fd, 256 * KiB, ok ? "1" : "EOPNOTSUPP");
 	refusal_checks("xfs16k", fd, 384 * KiB, 16 * KiB, ok);
-	interface_checks("xfs16k", fd, 512 * KiB, w_ok, w_inval);
+	refused_shapes("xfs16k", fd, path, 640 * KiB, 16 * KiB, 16 * KiB, w_inval);
+	interface_checks("xfs16k", fd, 512 * KiB, 16 * KiB, w_ok, w_inval);
 	close(fd);
 	append_checks("xfs16k", mnt, 16 * KiB, w_inval);
 	reflink_checks("xfs16k", mnt, 16 * KiB, w_ok);
 }
 
-static void fs4k_checks(const char *tag, const char *mnt)
+/* FS_IOC_GETFLAGS / SETFLAGS: set `set` and clear `clear`; "ok" or errno. */
+static const char *change_flags(int fd, int set, int clear)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		return errname(errno);
+	flags = (flags | set) & ~clear;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+		return errname(errno);
+	return "ok";
+}
+
+/*
+ * ext4 files that cannot take untorn writes although the filesystem can:
+ * a file with per-file data journalling (chattr +j) and a file mapped by
+ * indirect blocks (extents flag cleared on the empty file, which migrates
+ * it).  statx must not advertise a unit, and a write through a descriptor
+ * opened while the file still qualified is refused (EOPNOTSUPP, the
+ * capability check at write time), old data intact.
+ *
+ * ext4 ignores the per-file journal flag on a delalloc mount (the default:
+ * ext4_inode_journal_mode()), so there the +j file keeps doing direct I/O
+ * and statx and the write must both still say yes; guest.sh remounts a
+ * disk with nodelalloc (tag ext4nd) for the case that matters.
+ */
+static void ext4_flag_checks(const char *tag, const char *mnt, int delalloc)
+{
+	static const struct { const char *name, *file; int set, clear; } how[] = {
+		{ "chattr_j", "journal.dat", FS_JOURNAL_DATA_FL, 0 },
+		{ "no_extents", "noextent.dat", 0, FS_EXTENT_FL },
+	};
+	char path[256], name[160], stag[64];
+	size_t i;
+	int fd, ok;
+
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(name, sizeof(name), "fs.%s.%s", tag, how[i].name);
+		fd = open_test_file(mnt, how[i].file, O_DIRECT | O_TRUNC, path, sizeof(path));
+		if (fd < 0) {
+			check(name, errname(errno), "open_ok");
+			continue;
+		}
+		snprintf(name, sizeof(name), "fs.%s.%s.setflags", tag, how[i].name);
+		check(name, change_flags(fd, how[i].set, how[i].clear), "ok");
+		/* +j on a delalloc mount is ignored: the file still qualifies */
+		ok = g_patched && delalloc && how[i].set == FS_JOURNAL_DATA_FL;
+		snprintf(stag, sizeof(stag), "%s_%s", tag, how[i].name);
+		fs_statx_checks(stag, path, ok, 4096);
+		snprintf(name, sizeof(name), "fs.%s.%s.atomic4k", tag, how[i].name);
+		prefill(name, fd, 0, 4 * KiB, 0xd1);
+		if (ok)
+			check(name, xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0xd2, 1), "ok");
+		else
+			check_refused(name, xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0xd2, 0),
+				      "EOPNOTSUPP", fd, 0, 4 * KiB, 0xd1);
+		close(fd);
+	}
+}
+
+/*
+ * XFS: the realtime flag of an empty open file can be cleared; the file's
+ * data then goes to the data device, whose unit is one block.  A write
+ * through the descriptor opened while it was a realtime file must be
+ * judged on what the file is now: 16 KiB refused, one block accepted,
+ * and statx follows.
+ */
+static void xfs_rtflag_checks(const char *tag, const char *mnt, int ok)
+{
+	char path[256], name[160], stag[64];
+	struct fsxattr fsx;
+	int fd;
+
+	snprintf(name, sizeof(name), "fs.%s.rtflag_cleared", tag);
+	fd = open_test_file(mnt, "rtflag.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check(name, errname(errno), "open_ok");
+		return;
+	}
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx)) {
+		check(name, errname(errno), "fsgetxattr_ok");
+		goto out;
+	}
+	snprintf(name, sizeof(name), "fs.%s.rtflag_cleared.was_rt", tag);
+	checku(name, !!(fsx.fsx_xflags & FS_XFLAG_REALTIME), 1);
+	fsx.fsx_xflags &= ~FS_XFLAG_REALTIME;
+	snprintf(name, sizeof(name), "fs.%s.rtflag_cleared.fssetxattr", tag);
+	check(name, ioctl(fd, FS_IOC_FSSETXATTR, &fsx) ? errname(errno) : "ok", "ok");
+	snprintf(stag, sizeof(stag), "%s_rtflag_cleared", tag);
+	fs_statx_range_checks(stag, path, ok, 4 * KiB, 4 * KiB);
+	if (ftruncate(fd, 256 * KiB))
+		perror("ftruncate");
+	snprintf(name, sizeof(name), "fs.%s.rtflag_cleared.atomic16k", tag);
+	check(name, xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0xe1, 0),
+	      ok ? "EINVAL" : "EOPNOTSUPP");
+	snprintf(name, sizeof(name), "fs.%s.rtflag_cleared.atomic4k", tag);
+	check(name, xwrite(fd, 4 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0xe2, 1),
+	      ok ? "ok" : "EOPNOTSUPP");
+out:
+	close(fd);
+}
+
+static void fs4k_checks(const char *tag, const char *mnt, const char *dev, int is_xfs)
 {
 	char path[256], name[128];
 	int ok = g_patched;
+	const char *w_ok = ok ? "ok" : "EOPNOTSUPP";
+	const char *w_inval = ok ? "EINVAL" : "EOPNOTSUPP";
+	long long dmin, dmax;
 	int fd;
+
+	dev_limits(tag, dev, 1, &dmin, &dmax);
 
 	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
 	if (fd < 0) {
@@ -876,7 +1055,13 @@ static void fs4k_checks(const char *tag, const char *mnt)
 	check(name, xwrite(fd, 16 * KiB, 128 * KiB, RWF_ATOMIC, 1, 0x44, 0),
 	      ok ? "EINVAL" : "EOPNOTSUPP");
 	refusal_checks(tag, fd, 256 * KiB, 4 * KiB, ok);
+	refused_shapes(tag, fd, path, 512 * KiB, 4 * KiB, 4 * KiB, w_inval);
+	interface_checks(tag, fd, 640 * KiB, 4 * KiB, w_ok, w_inval);
 	close(fd);
+	if (is_xfs)
+		reflink_checks(tag, mnt, 4 * KiB, w_ok);
+	else
+		ext4_flag_checks(tag, mnt, 1);
 }
 
 /*
@@ -899,16 +1084,9 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	long long dmin, dmax;
 	unsigned len;
 	off_t off;
-	int fd, fdb;
+	int fd;
 
-	snprintf(name, sizeof(name), "%s", tag);
-	dev_limits(name, dev, 1, &dmin, &dmax);
-	snprintf(name, sizeof(name), "dev.%s.sysfs_order", tag);
-	{
-		long long hw = read_sysfs_ll("/sys/block/%s/queue/atomic_write_max_bytes", dev);
-		check(name, (hw >= dmax && dmax >= dmin && dmin > 0) ? "ordered" : "unordered",
-		      "ordered");
-	}
+	dev_limits(tag, dev, 1, &dmin, &dmax);
 
 	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
 	if (fd < 0) {
@@ -927,36 +1105,7 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	}
 
 	/* refused shapes, old data intact after each */
-	off = 512 * KiB;
-	snprintf(name, sizeof(name), "fs.%s.refused", tag);
-	prefill(name, fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.len_2x_unit_max", tag);
-	check_refused(name, xwrite(fd, 2 * umax, off, RWF_ATOMIC, 1, 0x83, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.len_half_unit_min", tag);
-	check_refused(name, xwrite(fd, umin / 2, off, RWF_ATOMIC, 1, 0x84, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.len12k_not_pow2", tag);
-	check_refused(name, xwrite(fd, 12 * KiB, off, RWF_ATOMIC, 1, 0x85, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.len16k_off4k_misaligned", tag);
-	check_refused(name, xwrite(fd, 16 * KiB, off + 4 * KiB, RWF_ATOMIC, 1, 0x86, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.len8k_crosses_16k", tag);
-	check_refused(name, xwrite(fd, 8 * KiB, off + 12 * KiB, RWF_ATOMIC, 1, 0x87, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	snprintf(name, sizeof(name), "fs.%s.two_iovecs", tag);
-	check_refused(name, xwrite(fd, 2 * umin, off, RWF_ATOMIC, 2, 0x88, 0), w_inval,
-		      fd, off, 64 * KiB, 0x82);
-	fdb = open(path, O_RDWR);
-	snprintf(name, sizeof(name), "fs.%s.no_odirect", tag);
-	if (fdb < 0) {
-		check(name, errname(errno), "open_ok");
-	} else {
-		check_refused(name, xwrite(fdb, umin, off, RWF_ATOMIC, 1, 0x89, 0), "EOPNOTSUPP",
-			      fd, off, 64 * KiB, 0x82);
-		close(fdb);
-	}
+	refused_shapes(tag, fd, path, 512 * KiB, umin, umax, w_inval);
 
 	/* 16 KiB over each kind of mapping */
 	off = 1024 * KiB;
@@ -1004,9 +1153,11 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	split_checks(tag, dev, fd, off, !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" : "1");
 
 	refusal_checks(tag, fd, 1536 * KiB, umax, ok);
-	interface_checks(tag, fd, 1664 * KiB, w_16k, w_inval);
+	interface_checks(tag, fd, 1664 * KiB, 16 * KiB, w_16k, w_inval);
 	close(fd);
 	append_checks(tag, mnt, 16 * KiB, w_inval);
+	if (is_xfs)
+		xfs_rtflag_checks(tag, mnt, ok);
 }
 
 /*
@@ -1055,6 +1206,7 @@ static void usage(void)
 		"usage: atomic_tests --expect patched|unpatched [--aid on|off]\n"
 		"       [--xfs16k MNT:DEV] [--xfs4k MNT:DEV] [--ext4 MNT:DEV]\n"
 		"       [--xfsrt MNT:RTDEV] [--ext4bigalloc MNT:DEV] [--ext4j MNT:DEV]\n"
+		"       [--ext4nd MNT:DEV]   (ext4 mounted nodelalloc: per-file flags only)\n"
 		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
 	exit(2);
 }
@@ -1070,12 +1222,13 @@ int main(int argc, char **argv)
 		{ "xfsrt", required_argument, 0, 'r' },
 		{ "ext4bigalloc", required_argument, 0, 'b' },
 		{ "ext4j", required_argument, 0, 'j' },
+		{ "ext4nd", required_argument, 0, 'n' },
 		{ "raw", required_argument, 0, 'w' },
 		{ "scsi", required_argument, 0, 's' },
 		{ 0, 0, 0, 0 },
 	};
 	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *bigalloc = NULL;
-	char *ext4j = NULL, *raw = NULL, *scsi = NULL;
+	char *ext4j = NULL, *ext4nd = NULL, *raw = NULL, *scsi = NULL;
 	const char *expect = NULL;
 	int aid_on = 1, c;
 
@@ -1090,6 +1243,7 @@ int main(int argc, char **argv)
 		case 'r': xfsrt = optarg; break;
 		case 'b': bigalloc = optarg; break;
 		case 'j': ext4j = optarg; break;
+		case 'n': ext4nd = optarg; break;
 		case 'w': raw = optarg; break;
 		case 's': scsi = optarg; break;
 		default: usage();
@@ -1123,7 +1277,7 @@ int main(int argc, char **argv)
 
 		if (split_mnt_dev(xfs4k, &mnt, &dev))
 			usage();
-		fs4k_checks("xfs4k", mnt);
+		fs4k_checks("xfs4k", mnt, dev, 1);
 	} else {
 		skip("fs.xfs4k", "not_given");
 	}
@@ -1132,7 +1286,7 @@ int main(int argc, char **argv)
 
 		if (split_mnt_dev(ext4, &mnt, &dev))
 			usage();
-		fs4k_checks("ext4", mnt);
+		fs4k_checks("ext4", mnt, dev, 0);
 	} else {
 		skip("fs.ext4", "not_given");
 	}
@@ -1162,6 +1316,13 @@ int main(int argc, char **argv)
 		ext4_journal_checks(mnt);
 	} else {
 		skip("fs.ext4j", "not_given");
+	}
+	if (ext4nd) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(ext4nd, &mnt, &dev))
+			usage();
+		ext4_flag_checks("ext4nd", mnt, 0);
 	}
 	printf("atomic_tests: done pass=%d fail=%d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

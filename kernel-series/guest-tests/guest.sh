@@ -64,6 +64,22 @@ echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basenam
 
 /bin/atomic_tests $args
 rc=$?
+# Per-file data journalling (chattr +j) only takes effect on a nodelalloc
+# mount: remount the data=journal disk that way for the ext4 per-file checks.
+if grep -q " /mnt/ext4j " /proc/mounts && d=$(dev_of ext4j); then
+	umount /mnt/ext4j
+	mkdir -p /mnt/ext4nd
+	if mount -t ext4 -o nodelalloc "/dev/$d" /mnt/ext4nd 2>/tmp/mnt.err; then
+		echo "setup.ext4nd: PASS got=ok want=ok"
+		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" --ext4nd "/mnt/ext4nd:$d" \
+			>/tmp/ext4nd.out
+		[ $? = 0 ] || rc=1
+		grep -v 'SKIP why=not_given' /tmp/ext4nd.out
+	else
+		echo "setup.ext4nd: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+		rc=1
+	fi
+fi
 # The test-only NVMe parameter must announce itself when it applies, and
 # only then: exactly one line per controller (every controller of this VM
 # is QEMU's, PCI vendor 0x1b36), however the parallel scans interleave.
@@ -86,7 +102,7 @@ echo "kernel.tainted_user: $st got=$got want=$want"
 n=$(dmesg | grep -c 'WARNING: CPU' || true)
 if [ "$n" = 0 ]; then st=PASS; else st=FAIL; rc=1; fi
 echo "dmesg.no_kernel_warning: $st got=$n want=0"
-for m in /mnt/*; do mountpoint -q "$m" && umount "$m"; done
+for m in /mnt/*; do grep -q " $m " /proc/mounts && umount "$m"; done
 # Kernel messages that may explain a failure (prefixed: ignored by the parser).
 dmesg | grep -iE 'atomic|xfs|ext4|nvme|scsi_debug|warn|bug|error|unknown' | tail -n 40 | sed 's/^/# dmesg: /'
 exit $rc
