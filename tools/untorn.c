@@ -608,6 +608,9 @@ static int cmd_stats(int argc, char **argv, long batch)
 	printf("corrupt_pages\t%llu\n", (unsigned long long)s.corrupt_pages);
 	printf("direct_io\t%d\n", s.direct_io);
 	printf("uring\t%d\n", s.uring);
+	printf("flush_batches\t%llu\n", (unsigned long long)s.flush_batches);
+	printf("checkpoints\t%llu\n", (unsigned long long)s.checkpoints);
+	printf("frame_waits\t%llu\n", (unsigned long long)s.frame_waits);
 	return close_db(db, argv[0], EXIT_OK);
 }
 
