@@ -5,7 +5,7 @@
  *
  *   vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A] [--started T]
  *           [--threads N] [--cache BYTES] [--ckpt-every C] [--txns N]
- *           [--max-secs S] [--verify-only]
+ *           [--max-secs S] [--warmup W] [--verify-only]
  *
  *   1. Check (skipped when DB does not exist yet): open DB (recovery), read
  *      ut_stats (torn_repaired, corrupt_pages), ut_check, then compare the
@@ -31,6 +31,8 @@
  *                       dw_page_writes advance after >= 20 ms of quiet
  *                       (evictions, automatic checkpoints); P = pages so far
  *      until killed (or --txns / --max-secs: then it closes and exits 0).
+ *      A fresh database (first boot, or after a reset) is first filled with
+ *      transactions 1..W (--warmup), before "ready from W+1".
  *
  * Transaction n is a function of (seed, epoch, n) only: single-key puts,
  * multi-key puts, overwrites of a hot key set, deletes, mixed put/delete;
@@ -59,7 +61,7 @@
 
 #include "untorn.h"
 
-#define KEYSPACE 3000u
+#define KEYSPACE 800u
 #define HOT_KEYS 64u
 #define MAX_OPS 8
 #define MAX_VAL 120000u
@@ -337,7 +339,7 @@ struct cfg {
 	ut_options o;
 	uint64_t acked, started, txns;
 	int have_acked, have_started, threads, verify_only;
-	uint64_t ckpt_every;
+	uint64_t ckpt_every, warmup;
 	double max_secs;
 };
 
@@ -551,8 +553,18 @@ static void *writer(void *arg)
 		}
 		printf("committed %" PRIu64 "\n", n);
 		if (r->c->ckpt_every && n % r->c->ckpt_every == 0) {
+			ut_stats a, b;
+			double t0 = now_s();
+
+			ut_stats_get(r->db, &a);
 			printf("checkpoint %" PRIu64 "\n", n);
-			if ((rc = ut_checkpoint(r->db))) {
+			rc = ut_checkpoint(r->db);
+			ut_stats_get(r->db, &b);
+			printf("checkpoint-done %" PRIu64 " ms=%.0f pages=%" PRIu64
+			       " dw=%" PRIu64 "\n", n, (now_s() - t0) * 1000,
+			       b.page_writes - a.page_writes,
+			       b.dw_page_writes - a.dw_page_writes);
+			if (rc) {
 				printf("error: checkpoint: %s: %s\n", ut_strerror(rc),
 				       ut_errdetail());
 				atomic_store(&r->failed, 1);
@@ -609,6 +621,26 @@ static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 	atomic_store(&r.next, k);
 	r.last = c->txns ? k + c->txns : 0;
 	r.deadline = now_s() + c->max_secs;
+	if (k == 0 && c->warmup) {
+		/* a fresh database: fill it first, so that the kills find
+		 * page writes that overwrite written blocks (a torn write into
+		 * a new, unwritten block reads back as zeros: no tear to see) */
+		printf("warmup to %" PRIu64 "\n", c->warmup);
+		r.last = c->warmup;
+		for (int i = 0; i < c->threads; i++)
+			pthread_create(&th[i], NULL, writer, &r);
+		for (int i = 0; i < c->threads; i++)
+			pthread_join(th[i], NULL);
+		if (atomic_load(&r.failed)) {
+			ut_close(db);
+			return 1;
+		}
+		atomic_store(&r.stop, 0);
+		atomic_store(&r.next, c->warmup);
+		k = c->warmup;
+		r.last = c->txns ? k + c->txns : 0;
+		printf("warmup done\n");
+	}
 	{
 		ut_stats st;
 		ut_stats_get(db, &st);
@@ -713,7 +745,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A]\n"
 		"               [--started T] [--threads N] [--cache BYTES]\n"
-		"               [--ckpt-every C] [--txns N] [--max-secs S] [--verify-only]\n"
+		"               [--ckpt-every C] [--txns N] [--max-secs S] [--warmup W]\n"
+		"               [--verify-only]\n"
 		"       vmcrash refuse DB --protect MODE\n");
 	return 64;
 }
@@ -770,6 +803,8 @@ int main(int argc, char **argv)
 			c.acked = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--upto"))
 			c.started = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--warmup"))
+			c.warmup = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--txns"))
 			c.txns = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--max-secs"))
