@@ -15,6 +15,9 @@
 #                 name without .img (default: ${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks
 #                 if it exists; -d none = no disks)
 #   -D NAME=IMG   attach one image as NVMe with serial NAME (repeatable)
+#   -W OPTS       extra -drive options for every disk, comma-separated
+#                 (repeatable), e.g. "throttling.iops-write=400" so that
+#                 writes are still in flight when a crash harness kills QEMU
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
 #   -m MEM        guest RAM (default 1536M)      -c N  vCPUs (default 2)
 #   -P PIDFILE    write QEMU's pid here (for a crash harness that kills it)
@@ -38,14 +41,15 @@ script=""
 kargs=()
 disk_dir=""
 disks=()
+drive_opts=""
 timeout_s=${BOOT_TIMEOUT:-300}
 mem=${VM_MEM:-1536M}
 cpus=${VM_CPUS:-2}
 pidfile=""
 rundir=""
 
-usage() { sed -n '2,35p' "$0" >&2; exit 2; }
-while getopts "k:i:f:a:d:D:t:m:c:P:o:h" opt; do
+usage() { sed -n '2,38p' "$0" >&2; exit 2; }
+while getopts "k:i:f:a:d:D:W:t:m:c:P:o:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
@@ -53,6 +57,7 @@ while getopts "k:i:f:a:d:D:t:m:c:P:o:h" opt; do
 	a) kargs+=("$OPTARG") ;;
 	d) disk_dir=$OPTARG ;;
 	D) disks+=("$OPTARG") ;;
+	W) drive_opts+=",$OPTARG" ;;
 	t) timeout_s=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
@@ -109,7 +114,7 @@ n=0
 for d in "${disks[@]}"; do
 	name=${d%%=*}
 	img=${d#*=}
-	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native"
+	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native$drive_opts"
 		-device "nvme,serial=$name,drive=d$n,logical_block_size=4096,physical_block_size=4096")
 	n=$((n + 1))
 done

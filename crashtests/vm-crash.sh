@@ -1,0 +1,405 @@
+#!/bin/bash
+# vm-crash.sh - kill the untorn VM mid-write, many times, and check every
+# recovery against an SQLite oracle (issue 12).
+#
+# usage: crashtests/vm-crash.sh --mode atomic|doublewrite|unsafe|all --kills N
+#            [--fs xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt] [--seed S] [--jobs J]
+#            [--iops N] [--threads N] [--cache BYTES] [--out DIR] [--aid-check]
+#            [--quiet]
+#        crashtests/vm-crash.sh --ci   # = --mode all --kills 5 --aid-check, EXTEND=10
+#
+# A cycle: boot the patched kernel on the carried-over disk image; the guest
+# (crashtests/vm-guest.sh, crashtests/vmcrash.c) checks what the previous
+# kill left, then runs the workload, printing "start N", "committed N",
+# "checkpoint N" and "flush P"; this script SIGKILLs QEMU either right after
+# the 1st-3rd "flush"/"checkpoint" line plus 0-0.3 s (about half of the
+# cycles) or at a random moment 0.3-5.3 s into the workload.  A fresh
+# database is first filled with WARMUP (200) transactions.  The next boot recovers and
+# checks: open succeeded, ut_check clean, the database equals the oracle
+# after exactly k transactions, last "committed" <= k <= last "start".  N
+# kills take N+1 boots (the last one only checks).
+#
+# Tears are made possible: the guest sets max_sectors_kb=4 on the disk (a
+# plain 16 KiB write = 4 requests, RWF_ATOMIC = 1) and QEMU throttles the
+# drive (throttling.iops-write=N, --iops, default 100), so writes are in
+# flight when the kill lands.
+#
+# Verdicts: atomic and doublewrite must have zero violations (a tear there
+# is one too); doublewrite must repair torn pages in at least one cycle;
+# unsafe (the negative control) must show torn pages -- a checksum failure
+# at open, in ut_check or in the scan -- in at least UNSAFE_MIN_SHARE
+# (default 0.1) of its cycles and in at least one, else the pass FAILS
+# (the kills would not be reaching mid-write).  With EXTEND=E (--ci: 10)
+# a mode whose control has not shown after N kills gets up to E more
+# cycles, stopping at the first.  --aid-check: one extra boot with the NVMe
+# aid off (nvme_core.test_awupf=0), where --protect atomic must be refused.
+#
+# Output: DIR/cycles.csv (one line per cycle), DIR/summary.txt, per-job
+# logs (DIR/<mode>-j<J>/); default DIR is $UNTORN_VM_DIR/crash/<time>.
+# Exit 0 = every verdict as required, 1 = a violation or a failed control,
+# 2 = usage, 3 = setup/harness error.
+#
+# Environment: KERNEL_PATCHED (else kernel-series/build.sh --print; this
+# script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
+# UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
+# (mixed|event|timed), EVENT_LINES, EVENT_DELAY_MS, BUILD_DIR (build-crash).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+VM=$ROOT/kernel-series/vm
+. "$VM/config.sh"
+
+modes=""
+kills=""
+fs=xfs16k
+seed=""
+jobs=1
+iops=${IOPS:-100}
+threads=4
+cache=1048576
+out=""
+aid_check=0
+quiet=0
+usage() { sed -n '2,45p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mode) modes=${2:?}; shift ;;
+	--kills) kills=${2:?}; shift ;;
+	--fs) fs=${2:?}; shift ;;
+	--seed) seed=${2:?}; shift ;;
+	--jobs) jobs=${2:?}; shift ;;
+	--iops) iops=${2:?}; shift ;;
+	--threads) threads=${2:?}; shift ;;
+	--cache) cache=${2:?}; shift ;;
+	--out) out=${2:?}; shift ;;
+	--aid-check) aid_check=1 ;;
+	--quiet) quiet=1 ;;
+	--ci) modes=${modes:-all}; kills=${kills:-5}; aid_check=1; EXTEND=${EXTEND:-10} ;;
+	-h|--help) usage ;;
+	*) echo "vm-crash.sh: unknown argument $1" >&2; usage ;;
+	esac
+	shift
+done
+[ -n "$modes" ] && [ -n "$kills" ] || usage
+[ "$modes" = all ] && modes="atomic doublewrite unsafe"
+for m in $modes; do
+	case $m in atomic|doublewrite|unsafe) ;; *) echo "vm-crash.sh: bad mode $m" >&2; usage ;; esac
+done
+case $fs in xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt) ;; *) echo "vm-crash.sh: bad fs $fs" >&2; usage ;; esac
+[[ $kills =~ ^[0-9]+$ ]] && [ "$kills" -ge 1 ] || usage
+[[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || usage
+seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
+UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
+CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
+EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
+WARMUP=${WARMUP:-200}                  # transactions that fill a fresh database
+KILL_PLAN=${KILL_PLAN:-mixed}          # mixed | event | timed (tests of the harness)
+EVENT_DELAY_MS=${EVENT_DELAY_MS:-300}
+EVENT_LINES=${EVENT_LINES:-}           # e.g. "checkpoint": only these lines trigger  # event kills land 0..this-1 ms after the line
+out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+say() { [ "$quiet" = 1 ] || printf '%s\n' "$*" >&2; }
+now() { printf '%s' "$EPOCHREALTIME"; }
+t_pass=$(now)
+
+# ------------------------------------------------------------------ setup
+B=$ROOT/${BUILD_DIR:-build-crash}
+say "== build ($B)"
+{ cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DUT_BUILD_TESTS=OFF \
+	-DUT_BUILD_BENCH=OFF >/dev/null &&
+	cmake --build "$B" -j"$(nproc)" --target vmcrash untorn >/dev/null; } ||
+	{ echo "vm-crash.sh: build failed" >&2; exit 3; }
+
+PATCHED=${KERNEL_PATCHED:-}
+if [ -z "$PATCHED" ]; then
+	PATCHED=$(bash "$ROOT/kernel-series/build.sh" --print 2>/dev/null | sed -n 's/^PATCHED=//p')
+fi
+[ -n "$PATCHED" ] && [ -f "$PATCHED" ] || {
+	echo "vm-crash.sh: no patched kernel (set KERNEL_PATCHED or run kernel-series/build.sh)" >&2
+	exit 3; }
+say "== kernel $PATCHED"
+
+INITRD=$out/initramfs.cpio.gz
+bash "$VM/mkinitramfs.sh" -o "$INITRD" "$B/vmcrash:/bin/vmcrash" \
+	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null ||
+	{ echo "vm-crash.sh: mkinitramfs failed" >&2; exit 3; }
+
+# Fresh images: the filesystem under test (mkdisks.sh makes them all; the
+# ones needed are copied per job) and a small ext4 "oracle" disk that no
+# kill ever finds mid-write (the oracle is written only before the run).
+TEMPLATE=$out/template
+DISK_SIZE=${DISK_SIZE:-1G} bash "$VM/mkdisks.sh" "$TEMPLATE" >/dev/null ||
+	{ echo "vm-crash.sh: mkdisks failed" >&2; exit 3; }
+truncate -s 256M "$TEMPLATE/oracle.img"
+mkfs.ext4 -q -F -L oracle -b 4096 "$TEMPLATE/oracle.img" >/dev/null ||
+	{ echo "vm-crash.sh: mkfs oracle failed" >&2; exit 3; }
+fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
+
+CSV_HEAD="mode,fs,job,cycle,seed,epoch,kill,events_before_kill,ms_since_event,run_s,ready_from,acked,started,acked_in_cycle,k,verdict,open,check,bad_checksums,torn_repaired,corrupt_pages,verify_s,cycle_s,why"
+
+# ------------------------------------------------------------------ one job
+# run_job MODE JOB NCYCLES SEED: NCYCLES kill cycles on this job's image;
+# writes $dir/cycles.csv.  Exit 0, or 3 on a harness error.
+run_job() {
+	local mode=$1 job=$2 ncyc=$3 jseed=$4
+	local dir=$out/$mode-j$job img
+	mkdir -p "$dir/disks"
+	for img in $(fs_images); do
+		cp --sparse=always "$TEMPLATE/$img.img" "$dir/disks/$img.img"
+	done
+	local csv=$dir/cycles.csv log=$dir/guest.log
+	: >"$csv"
+	: >"$log"
+	RANDOM=$jseed
+	local acked=0 started=0 have=0 c
+	# the previous cycle's facts, written out when its verdict arrives
+	local p_kill="" p_events=0 p_since="" p_run="" p_from=0 p_acked=0 p_started=0
+	local p_t0=0 p_tkill=0
+
+	local controls=0 extra=0
+	for ((c = 1; c <= ncyc + 1; c++)); do
+		# The controls (a tear in unsafe, a repair in doublewrite) are
+		# known one boot late; without one yet, run up to EXTEND more
+		# cycles (stopping at the first), so that a control fails only
+		# when many kills showed nothing.
+		if ((c == ncyc + 1 && controls == 0 && extra < EXTEND)) &&
+			[ "$mode" != atomic ]; then
+			ncyc=$((ncyc + 1)); extra=$((extra + 1))
+			echo "### control not seen yet: extra cycle $extra of $EXTEND" >>"$log"
+			say "  $mode j$job: no $([ $mode = unsafe ] && echo tear || echo repair) yet: extra cycle $extra (of up to $EXTEND)"
+		fi
+		local last=$((c == ncyc + 1)) plan nth delay ckpt
+		# event: kill 0-399 ms after the nth flush/checkpoint line (the
+		# host sees the line some ms late already; a checkpoint in
+		# doublewrite mode writes its copies before the pages in place)
+		local edelay
+		edelay=$(printf '%d.%03d' $((RANDOM % EVENT_DELAY_MS / 1000)) $((RANDOM % EVENT_DELAY_MS % 1000)))
+		local coin=$((RANDOM % 2))
+		[ "$KILL_PLAN" = event ] && coin=1
+		[ "$KILL_PLAN" = timed ] && coin=0
+		if ((coin)); then
+			plan=event; nth=$((1 + RANDOM % 3)); delay=20
+		else
+			plan=timed; nth=0; delay=$(printf '%d.%03d' $((RANDOM % 5)) $((300 + RANDOM % 700)))
+		fi
+		ckpt=$((CKPT_MIN + RANDOM % (CKPT_MAX - CKPT_MIN + 1)))
+		local gargs=(--seed "$jseed" --threads "$threads" --cache "$cache" --ckpt-every "$ckpt"
+			--warmup "$WARMUP")
+		((have)) && gargs+=(--acked "$acked" --started "$started")
+		((last)) && gargs+=(--verify-only)
+		local pidf=$dir/qemu.pid killf=$dir/killed
+		rm -f "$pidf" "$killf"
+		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0
+		local from=0 c_acked=0 c_started=0 line fd timer="" etimer=""
+		# kill_after SECS KIND: SIGKILL QEMU after SECS unless a kill
+		# came first (killf is created with noclobber: one kill wins)
+		kill_after() {
+			sleep "$1"
+			( set -C; echo "$EPOCHREALTIME $2" >"$killf" ) 2>/dev/null || exit 0
+			kill -9 "$(cat "$pidf")" 2>/dev/null
+		}
+		t0=$(now)
+		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay edelay=$edelay args=${gargs[*]}" >>"$log"
+		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" \
+			-W "throttling.iops-write=$iops" -t 400 -P "$pidf" -o "$dir/boot" \
+			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
+			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
+		local bootpid=$!
+		while IFS= read -r -u "$fd" line; do
+			echo "$line" >>"$log"
+			case $line in
+			"verdict "*) verdict_line=$line; tverdict=$(now) ;;
+			"ready from "*)
+				from=${line#ready from }; from=${from%% *}
+				c_acked=$((from - 1)); c_started=$((from - 1))
+				ready=1; tready=$(now)
+				# timed plan: the kill; event plan: a fallback when
+				# too few flush/checkpoint lines come
+				kill_after "$delay" "$([ $plan = timed ] && echo timed || echo fallback)" &
+				timer=$!
+				;;
+			"start "*) ((${line#start } > c_started)) && c_started=${line#start } ;;
+			"committed "*) ((${line#committed } > c_acked)) && c_acked=${line#committed } ;;
+			"flush "*|"checkpoint "*)
+				[ -n "$EVENT_LINES" ] && [[ ! $line =~ ^($EVENT_LINES) ]] && continue
+				if ((ready)) && [ ! -e "$killf" ]; then
+					events=$((events + 1)); tlast_event=$(now)
+					if [ "$plan" = event ] && ((events == nth)); then
+						kill_after "$edelay" "${line%% *}" &
+						etimer=$!
+					fi
+				fi
+				;;
+			esac
+		done
+		exec {fd}<&-
+		wait "$bootpid" 2>/dev/null
+		for p in $timer $etimer; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+		local tend tkill kind since="" runs
+		tend=$(now)
+
+		# the previous cycle's verdict came in this boot
+		if ((c > 1)); then
+			if [ -z "$verdict_line" ]; then
+				echo "vm-crash.sh: $mode job $job cycle $c: no verdict line (boot log: $dir/boot.err, guest log: $log)" >&2
+				cp -r "$dir/boot" "$dir/boot-noverdict-$c" 2>/dev/null
+				return 3
+			fi
+			emit_csv "$mode" "$job" $((c - 1)) "$jseed" "$verdict_line" "$p_kill" \
+				"$p_events" "$p_since" "$p_run" "$p_from" "$p_acked" "$p_started" \
+				"$p_t0" "$p_tkill" "$t0" "$tverdict" >>"$csv"
+			case $verdict_line in
+			"verdict ok "*) ;;
+			*) cp -r "$dir/boot" "$dir/boot-verdict-$((c - 1))" 2>/dev/null
+			   cp "$log" "$dir/guest-upto-$((c - 1)).log" ;;
+			esac
+			[ "$quiet" = 1 ] || printf '  %s j%s cycle %d: %s\n' "$mode" "$job" $((c - 1)) \
+				"$(cut -c1-150 <<<"$verdict_line")" >&2
+			case $mode:$verdict_line in
+			unsafe:"verdict tear "*) controls=$((controls + 1)) ;;
+			doublewrite:*" torn_repaired=0 "*) ;;
+			doublewrite:"verdict ok "*) controls=$((controls + 1)) ;;
+			esac
+			# a tear or a violation: the guest started afresh
+			case $verdict_line in "verdict ok "*) ;; *) have=0 ;; esac
+		fi
+		((last)) && break
+		if ((!ready)) || [ ! -e "$killf" ]; then
+			echo "vm-crash.sh: $mode job $job cycle $c: the workload never started or was not killed (see $log, $dir/boot.err)" >&2
+			cp -r "$dir/boot" "$dir/boot-error-$c" 2>/dev/null
+			return 3
+		fi
+		read -r tkill kind <"$killf"
+		[ "$kind" = fallback ] && kind=timed-fallback
+		[ "$kind" = flush ] && kind=after-flush
+		[ "$kind" = checkpoint ] && kind=after-checkpoint
+		[ -n "$tlast_event" ] && since=$(awk -v a="$tlast_event" -v b="$tkill" 'BEGIN{printf "%d", (b-a)*1000}')
+		runs=$(awk -v a="$tready" -v b="$tkill" 'BEGIN{printf "%.2f", b-a}')
+		p_kill=$kind p_events=$events p_since=$since p_run=$runs p_from=$from
+		p_acked=$c_acked p_started=$c_started p_t0=$t0 p_tkill=$tkill
+		acked=$c_acked started=$c_started have=1
+		sleep 0.5
+	done
+	return 0
+}
+
+# emit_csv ... : one CSV line from the run facts and the verdict line.
+emit_csv() {
+	local mode=$1 job=$2 cyc=$3 jseed=$4 v=$5 kind=$6 events=$7 since=$8 runs=$9
+	local from=${10} acked=${11} started=${12} t0=${13} tkill=${14} t1=${15} tverdict=${16}
+	awk -v mode="$mode" -v fs="$fs" -v job="$job" -v cyc="$cyc" -v seed="$jseed" \
+		-v kind="$kind" -v events="$events" -v since="$since" -v runs="$runs" \
+		-v from="$from" -v acked="$acked" -v started="$started" \
+		-v t0="$t0" -v tkill="$tkill" -v t1="$t1" -v tv="$tverdict" -v v="$v" 'BEGIN {
+		n = split(v, w, " "); verdict = w[2]
+		for (i = 3; i <= n; i++) if (split(w[i], kv, "=") >= 2 && !(kv[1] in f)) {
+			f[kv[1]] = substr(w[i], length(kv[1]) + 2)
+		}
+		why = ""; p = index(v, " why=")
+		if (p) why = substr(v, p + 5)
+		gsub(/"/, "\"\"", why)
+		# cycle time: this cycle'"'"'s boot until the kill, plus the next
+		# boot until the verdict (the verify_s the guest measured is
+		# part of it)
+		cs = (tkill - t0) + (tv - t1)
+		printf "%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,\"%s\"\n",
+			mode, fs, job, cyc, seed, f["epoch"], kind, events, since, runs,
+			from, acked, started, acked - from + 1, f["k"], verdict, f["open"],
+			f["check"], f["bad_checksums"], f["torn_repaired"], f["corrupt_pages"],
+			f["verify_s"], cs, why
+	}'
+}
+
+# ------------------------------------------------------------------ aid off
+aid_off_check() {
+	local dir=$out/aid-off
+	mkdir -p "$dir/disks"
+	cp --sparse=always "$TEMPLATE/xfs16k.img" "$dir/disks/xfs16k.img"
+	say "== NVMe aid off ($NVME_AID_PARAM=$NVME_AID_OFF): --protect atomic must be refused at open"
+	bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" -t 300 \
+		-a "$NVME_AID_PARAM=$NVME_AID_OFF" -- /bin/vm-guest.sh refuse xfs16k atomic \
+		>"$dir/guest.log" 2>"$dir/boot.err"
+	local rc=$?
+	[ "$quiet" = 1 ] || sed 's/^/  /' "$dir/guest.log" >&2
+	AID_LINE=$(grep '^refuse:' "$dir/guest.log" | head -1)
+	if [ $rc = 0 ] && grep -q '^refuse: .* refused: ' "$dir/guest.log"; then
+		AID_OK=1
+	else
+		AID_OK=0
+	fi
+}
+
+# ------------------------------------------------------------------ passes
+echo "$CSV_HEAD" >"$out/cycles.csv"
+fail=0
+harness_err=0
+summary=$out/summary.txt
+{
+	echo "vm-crash.sh pass $(date -u +%FT%TZ): modes '$modes', $kills kills per mode, fs $fs,"
+	echo "  seed $seed, jobs $jobs, threads $threads, cache $cache, throttling.iops-write=$iops, max_sectors_kb=4,"
+	echo "  kernel $PATCHED ($NVME_AID_PARAM=$NVME_AID_ON), host $(hostname), $(nproc) cores"
+} >"$summary"
+if [ "$aid_check" = 1 ]; then
+	aid_off_check
+	if [ "$AID_OK" = 1 ]; then
+		echo "aid off: PASS: $AID_LINE" >>"$summary"
+	else
+		echo "aid off: FAIL: ${AID_LINE:-no refuse line; see $out/aid-off/}" >>"$summary"
+		fail=1
+	fi
+fi
+
+for mode in $modes; do
+	say "== $mode on $fs: $kills kills, $jobs job(s), seed $seed"
+	tm=$(now)
+	pids=()
+	for ((j = 1; j <= jobs; j++)); do
+		n=$((kills / jobs + (j <= kills % jobs ? 1 : 0)))
+		((n > 0)) || continue
+		run_job "$mode" "$j" "$n" $(((seed + 7919 * j) % 1000000007)) &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || harness_err=1
+	done
+	wall=$(awk -v a="$tm" -v b="$(now)" 'BEGIN{printf "%.0f", b-a}')
+	cat "$out/$mode"-j*/cycles.csv >>"$out/cycles.csv" 2>/dev/null
+	cat "$out/$mode"-j*/cycles.csv 2>/dev/null | awk -F, -v mode="$mode" -v wall="$wall" \
+		-v minshare="$UNSAFE_MIN_SHARE" -v want="$kills" '
+	{
+		n++; kind[$7]++; acked += $14
+		if ($16 == "VIOLATION") viol++
+		if ($16 == "tear") tear++
+		if ($20 > 0) { rep += $20; repc++ }
+		if ($21 > 0 || $19 > 0) { cor += ($21 > $19 ? $21 : $19); corc++ }
+		cs += $23
+	}
+	END {
+		ok = 1; why = ""
+		if (n > want) extra = sprintf(" (%d + %d extra for the control)", want, n - want)
+		if (n < want) { ok = 0; why = why sprintf(" only %d of %d cycles ran;", n, want) }
+		if (mode != "unsafe" && viol + tear > 0) { ok = 0; why = why sprintf(" %d violations, %d tears;", viol, tear) }
+		if (mode == "doublewrite" && repc == 0) { ok = 0; why = why " no torn page repaired in any cycle;" }
+		if (mode == "unsafe") {
+			need = n * minshare; if (need < 1) need = 1
+			if (tear < need) { ok = 0; why = why sprintf(" negative control: torn pages in %d of %d cycles, need >= %g;", tear, n, need) }
+		}
+		printf "%-11s cycles %d%s | kills after flush %d, after checkpoint %d, timed %d | acked commits %d | violations %d | tear cycles %d | torn repaired %d (in %d cycles) | corrupt pages %d (in %d cycles) | %.1f s/cycle (%d s wall) | %s%s\n",
+			mode, n, extra, kind["after-flush"], kind["after-checkpoint"], kind["timed"] + kind["timed-fallback"],
+			acked, viol + 0, tear + 0, rep, repc, cor, corc, n ? wall / n : 0, wall,
+			ok ? "PASS" : "FAIL:", why
+		exit !ok
+	}' >>"$summary" || fail=1
+done
+total=$(awk -v a="$t_pass" -v b="$(now)" 'BEGIN{printf "%.0f", b-a}')
+[ "$harness_err" = 1 ] && echo "HARNESS ERROR: a job stopped early (see the job logs)" >>"$summary"
+echo "whole pass: ${total}s; CSV $out/cycles.csv" >>"$summary"
+if [ "$fail" = 0 ] && [ "$harness_err" = 0 ]; then
+	echo "RESULT: PASS" >>"$summary"
+else
+	echo "RESULT: FAIL" >>"$summary"
+fi
+cat "$summary"
+[ "$harness_err" = 1 ] && exit 3
+exit $fail
