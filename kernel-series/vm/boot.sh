@@ -15,6 +15,9 @@
 #                 name without .img (default: ${UNTORN_VM_DIR:-/var/tmp/untorn-vm}/disks
 #                 if it exists; -d none = no disks)
 #   -D NAME=IMG   attach one image as NVMe with serial NAME (repeatable)
+#   -x NAME=PROPS extra -drive properties for disk NAME ('*' = every disk),
+#                 appended after the defaults (repeatable), e.g. a device
+#                 model: -x 'xfs16k=cache.no-flush=on,throttling.bps-write=4000000'
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
 #   -m MEM        guest RAM (default 1536M)      -c N  vCPUs (default 2)
 #   -P PIDFILE    write QEMU's pid here (for a crash harness that kills it)
@@ -38,14 +41,15 @@ script=""
 kargs=()
 disk_dir=""
 disks=()
+xprops=()
 timeout_s=${BOOT_TIMEOUT:-300}
 mem=${VM_MEM:-1536M}
 cpus=${VM_CPUS:-2}
 pidfile=""
 rundir=""
 
-usage() { sed -n '2,35p' "$0" >&2; exit 2; }
-while getopts "k:i:f:a:d:D:t:m:c:P:o:h" opt; do
+usage() { sed -n '2,38p' "$0" >&2; exit 2; }
+while getopts "k:i:f:a:d:D:x:t:m:c:P:o:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
@@ -53,6 +57,7 @@ while getopts "k:i:f:a:d:D:t:m:c:P:o:h" opt; do
 	a) kargs+=("$OPTARG") ;;
 	d) disk_dir=$OPTARG ;;
 	D) disks+=("$OPTARG") ;;
+	x) xprops+=("$OPTARG") ;;
 	t) timeout_s=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
@@ -109,7 +114,11 @@ n=0
 for d in "${disks[@]}"; do
 	name=${d%%=*}
 	img=${d#*=}
-	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native"
+	extra=""
+	for x in "${xprops[@]}"; do
+		case ${x%%=*} in "$name" | "*") extra+=",${x#*=}" ;; esac
+	done
+	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native$extra"
 		-device "nvme,serial=$name,drive=d$n,logical_block_size=4096,physical_block_size=4096")
 	n=$((n + 1))
 done
