@@ -29,6 +29,12 @@
  * LMDB with MDB_NOSYNC, then mdb_env_sync; RocksDB without its WAL, then a
  * memtable flush.  Every run gets its own copy, fdatasync'ed and dropped
  * from the OS page cache (POSIX_FADV_DONTNEED), so each starts cold.
+ * --no-copy (for a slow, throttled disk where copies cost more than the
+ * runs): the runs open the preloaded files themselves, each continuing from
+ * the clean close of the one before (updates overwrite existing keys, so the
+ * data stays the same size), dropped from the page cache before each run;
+ * the preloads are named by their key count and seed, kept, and reused by
+ * a later invocation with the same -d, -s and --seed.
  *
  * Systems (-m, in this order within a round; --rounds R repeats the list R
  * times, interleaved, after one preload):
@@ -51,12 +57,14 @@
  *   (ut_stats): in-place page bytes, double-write bytes, log bytes, syncs;
  *   SQLite's from a counting VFS shim: main-file bytes (its checkpoints) as
  *   page bytes, -wal bytes as log bytes, xSync calls as syncs; peak RSS of
- *   the child process running it (VmHWM, reset at its start).
+ *   the child process running it (VmHWM, reset at its start); the share of
+ *   the machine's CPU time that was busy (/proc/stat; in the VM: is it the
+ *   guest CPUs or the disk that sets the pace).
  * Each run is a child process.  Output: a Markdown table on stdout and, per
  * run, one machine-readable line (--csv, or always with --rounds):
  *   csv,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,
  *   p999_us,dev_wbytes,dev_wreqs,dev_flushes,page_bytes,dw_bytes,log_bytes,
- *   syncs,rss_kib,note
+ *   syncs,rss_kib,cpu_busy,note
  * (bench/raw_atomic.c prints the same columns for the raw-device ceiling).
  *
  * Group-commit table (--threads L without -m): untorn with -p (default
@@ -66,7 +74,7 @@
  *   bench_durable [--quick] [-s SIZE] [-c CACHE_MIB] [-t SECS] [-n OPS]
  *                 [-w WARMUP_SECS] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]
  *                 [-b BATCH] [-g GET_PCT] [--rounds R] [--csv]
- *                 [--threads LIST] [-p PROTECT] [--seed N]
+ *                 [--threads LIST] [-p PROTECT] [--seed N] [--no-copy]
  *   --quick = -s 64M -c 16 -t 10 -w 2
  */
 #include <dirent.h>
@@ -124,6 +132,7 @@ struct cfg {
 	int get_pct;        /* mix: share of gets */
 	int rounds;
 	int csv;
+	int no_copy;        /* runs use the preloaded files themselves */
 };
 
 struct result {
@@ -137,6 +146,7 @@ struct result {
 	double dev_wbytes, dev_wreqs, dev_flushes;     /* block device, over the run */
 	double p50_us, p99_us, p999_us, max_us;
 	double rss_kib;      /* peak RSS of the child */
+	double cpu_busy;     /* share of the machine's CPU time busy (/proc/stat) */
 	char note[256];
 };
 
@@ -275,6 +285,26 @@ static double rss_peak_kib(void)
 	return v;
 }
 
+/* busy and total jiffies of all CPUs (/proc/stat "cpu" line; idle and
+ * iowait count as not busy): in the VM, whether the guest CPUs or the disk
+ * set the pace */
+static void cpu_read(double *busy, double *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	*busy = *total = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (int i = 0; i < 8; i++)
+			*total += (double)v[i];
+		*busy = *total - (double)v[3] - (double)v[4];
+	}
+	fclose(f);
+}
+
 /* ------------------------------------------------------------ files */
 
 static void path_of(const struct cfg *c, const char *name, char *buf, size_t n)
@@ -403,6 +433,30 @@ static int copy_db(const char *from, const char *to)
 	return 0;
 }
 
+/* the files of a database (a RocksDB directory's too) out of the page cache */
+static void drop_db_cache(const char *path)
+{
+	char a[4600];
+
+	if (is_dir(path)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.') {
+				snprintf(a, sizeof(a), "%s/%s", path, e->d_name);
+				drop_cache(a);
+			}
+		if (d)
+			closedir(d);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(companions) / sizeof(companions[0]); i++) {
+		snprintf(a, sizeof(a), "%s%s", path, companions[i]);
+		drop_cache(a);
+	}
+}
+
 static long long file_size(const char *p)
 {
 	struct stat st;
@@ -492,6 +546,34 @@ static int preload_untorn(const struct cfg *c, const char *path)
 	}
 	fprintf(stderr, "preload untorn: %ld keys in %.1f s, file %.1f MiB\n",
 		c->nkeys, now() - t0, file_size(path) / 1048576.0);
+	if (c->no_copy) {
+		/* The runs use this file itself: let doublewrite's first run not
+		 * pay for creating the "-dw" file.  Open it in doublewrite mode,
+		 * update keys spread over most leaves (sync=0), close: the closing
+		 * checkpoint writes those pages through every double-write slot. */
+		t0 = now();
+		o.protect = UT_PROTECT_DOUBLEWRITE;
+		if ((rc = ut_open(path, &o, &db))) {
+			fprintf(stderr, "preload untorn: prime -dw: %s: %s\n", ut_strerror(rc),
+				ut_errdetail());
+			return -1;
+		}
+		for (long i = 0; i < 1000 && !rc; i++) {
+			long j = (long)(mix64(c->seed + 99 + (uint64_t)i) % (uint64_t)c->nkeys);
+
+			make_key(c->seed, j, k);
+			make_val(j, 0, v);
+			if (!(rc = ut_begin(db, 0, &t)) && !(rc = ut_put(t, k, KEY_LEN, v, VAL_LEN)))
+				rc = ut_commit(t);
+		}
+		if (rc || (rc = ut_close(db))) {
+			fprintf(stderr, "preload untorn: prime -dw: %s: %s\n", ut_strerror(rc),
+				ut_errdetail());
+			return -1;
+		}
+		fprintf(stderr, "preload untorn: -dw primed (1000 updates, doublewrite close) in %.1f s\n",
+			now() - t0);
+	}
 	return 0;
 }
 
@@ -1395,7 +1477,7 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 	struct drv_thread *th = calloc((size_t)nth, sizeof(*th));
 	struct devstat d0, d1;
 	struct lat all = { 0 };
-	double t0 = now();
+	double t0 = now(), cb0 = 0, ct0 = 0, cb1, ct1;
 	int rc = -1, opened = 0;
 
 	memset(&s, 0, sizeof(s));
@@ -1424,6 +1506,7 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 			continue;
 		if (pass == 1) {
 			devstat_read(c->dir, &d0);
+			cpu_read(&cb0, &ct0);
 			if (d->ctrs)
 				d->ctrs(&s, r, -1);
 			for (int i = 0; i < nth; i++) {
@@ -1444,6 +1527,8 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 	}
 	r->secs = now() - t0;
 	devstat_read(c->dir, &d1);
+	cpu_read(&cb1, &ct1);
+	r->cpu_busy = ct1 > ct0 ? (cb1 - cb0) / (ct1 - ct0) : 0;
 	if (d->ctrs)
 		d->ctrs(&s, r, 1);
 	r->dev_wbytes = d1.wbytes - d0.wbytes;
@@ -1517,13 +1602,13 @@ static void fmt_bytes(char *b, size_t n, double v)
 static void print_header(void)
 {
 	printf("| %-18s | %3s | %3s | %9s | %9s | %9s | %9s | %7s | %9s | %6s | %7s | "
-	       "%8s | %8s | %8s | %7s | %7s | %s |\n",
+	       "%8s | %8s | %8s | %7s | %4s | %7s | %s |\n",
 	       "system", "rnd", "thr", "ops/s", "page B/c", "dw B/c", "log B/c", "syncs/c",
 	       "dev B/c", "dev w/c", "flush/c", "p50 µs", "p99 µs", "p99.9 µs", "RSS MiB",
-	       "ops", "notes");
+	       "CPU%", "ops", "notes");
 	printf("|--------------------|----:|----:|----------:|----------:|----------:|"
 	       "----------:|--------:|----------:|-------:|--------:|---------:|---------:|"
-	       "---------:|--------:|--------:|---|\n");
+	       "---------:|--------:|-----:|--------:|---|\n");
 }
 
 static void print_row(const char *name, int round, int nth, const struct result *r)
@@ -1540,10 +1625,10 @@ static void print_row(const char *name, int round, int nth, const struct result 
 	fmt_bytes(lb, sizeof(lb), r->log_bytes / n);
 	fmt_bytes(vb, sizeof(vb), r->dev_wbytes / n);
 	printf("| %-18s | %3d | %3d | %9.0f | %9s | %9s | %9s | %7.3f | %9s | %6.2f | %7.3f | "
-	       "%8.0f | %8.0f | %8.0f | %7.1f | %7ld | %s |\n",
+	       "%8.0f | %8.0f | %8.0f | %7.1f | %4.0f | %7ld | %s |\n",
 	       name, round, nth, r->ops / r->secs, pb, db, lb, r->syncs / n, vb,
 	       r->dev_wreqs / n, r->dev_flushes / n, r->p50_us, r->p99_us, r->p999_us,
-	       r->rss_kib / 1024, r->ops, r->note);
+	       r->rss_kib / 1024, r->cpu_busy * 100, r->ops, r->note);
 }
 
 static void print_csv(const struct cfg *c, const char *key, int round, int nth,
@@ -1556,11 +1641,11 @@ static void print_csv(const struct cfg *c, const char *key, int round, int nth,
 		if (*p == ',' || *p == '\n')
 			*p = ';';
 	printf("csv,%d,%s,%s,%d,%ld,%ld,%.3f,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
-	       "%.0f,%.0f,%.0f,%s\n",
+	       "%.0f,%.0f,%.0f,%.3f,%s\n",
 	       round, wl_names[c->wl], key, nth, r->ok ? r->ops : 0, r->ok ? r->commits : 0,
 	       r->secs, r->ok && r->secs > 0 ? r->ops / r->secs : 0, r->p50_us, r->p99_us,
 	       r->p999_us, r->dev_wbytes, r->dev_wreqs, r->dev_flushes, r->page_bytes,
-	       r->dw_bytes, r->log_bytes, r->syncs, r->rss_kib, note);
+	       r->dw_bytes, r->log_bytes, r->syncs, r->rss_kib, r->cpu_busy, note);
 }
 
 /* ------------------------------------------------------------ main */
@@ -1610,6 +1695,7 @@ static void usage(FILE *f)
 		"  --rounds R  run the system list R times, interleaved (one preload)\n"
 		"  --csv       print a csv line per run (always with --rounds)\n"
 		"  -k          keep the database files\n"
+		"  --no-copy   runs use the (kept, reused) preloaded files, no copies\n"
 		"  --quick     -s 64M -c 16 -t 10 -w 2\n"
 		"  --threads L K threads for each K in L; without -m: the group-commit\n"
 		"              table for untorn with -p PROTECT (default doublewrite)\n");
@@ -1690,6 +1776,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "no-copy", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -1723,6 +1810,7 @@ int main(int argc, char **argv)
 		case 'g': c.get_pct = atoi(optarg); break;
 		case 'R': c.rounds = atoi(optarg); c.csv = 1; break;
 		case 'C': c.csv = 1; break;
+		case 'N': c.no_copy = 1; c.keep = 1; break;
 		case 'S': c.seed = strtoull(optarg, NULL, 0); break;
 		case 'W':
 			if (!strcmp(optarg, "update")) c.wl = W_UPDATE;
@@ -1767,7 +1855,11 @@ int main(int argc, char **argv)
 	for (int f = 0; f < 4; f++) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "durable-preload.%s", family_file[f]);
+		if (c.no_copy)
+			snprintf(name, sizeof(name), "durable-%ld-%llu.%s", c.nkeys,
+				 (unsigned long long)c.seed, family_file[f]);
+		else
+			snprintf(name, sizeof(name), "durable-preload.%s", family_file[f]);
 		path_of(&c, name, pre[f], sizeof(pre[f]));
 	}
 
@@ -1804,6 +1896,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nsys; i++)
 		need[list[i]->family] = 1;
 	if (c.wl != W_LOAD) {
+		for (int f = 0; f < 4; f++)
+			if (need[f] && c.no_copy && exists(pre[f])) {
+				fprintf(stderr, "preload %s: reusing %s\n", family_file[f], pre[f]);
+				need[f] = 0;
+			}
 		if (need[0] && preload_untorn(&c, pre[0]))
 			return 1;
 		if (need[1] && preload_sqlite(&c, pre[1]))
@@ -1831,6 +1928,9 @@ int main(int argc, char **argv)
 				path_of(&c, name, p, sizeof(p));
 				if (c.wl == W_LOAD) {
 					remove_db(p);
+				} else if (c.no_copy) {
+					snprintf(p, sizeof(p), "%s", pre[d->family]);
+					drop_db_cache(p);
 				} else if (copy_db(pre[d->family], p)) {
 					perror("copy");
 					return 1;
@@ -1840,7 +1940,8 @@ int main(int argc, char **argv)
 				if (c.csv)
 					print_csv(&c, d->key, round, c.threads[ti], &r);
 				fflush(stdout);
-				remove_db(p);
+				if (c.wl == W_LOAD || !c.no_copy)
+					remove_db(p);
 			}
 	if (!c.keep)
 		for (int f = 0; f < 4; f++)

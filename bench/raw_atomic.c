@@ -84,6 +84,22 @@ static void devstat_read(const char *p, struct devstat *d)
 	d->flushes = (double)f[15];
 }
 
+static void cpu_read(double *busy, double *total)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	*busy = *total = 0;
+	if (f && fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			&v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (int i = 0; i < 8; i++)
+			*total += (double)v[i];
+		*busy = *total - (double)v[3] - (double)v[4];
+	}
+	if (f)
+		fclose(f);
+}
+
 static int fcmp(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -111,7 +127,7 @@ int main(int argc, char **argv)
 	size_t nlat = 0, cap = 1 << 20;
 	struct devstat d0, d1;
 	long n = 0, syncs = 0;
-	double t0, tend;
+	double t0, tend, cb0 = 0, ct0 = 0, cb1, ct1;
 
 	while ((opt = getopt_long(argc, argv, "d:t:w:b:s:h", lo, NULL)) != -1) {
 		switch (opt) {
@@ -166,6 +182,7 @@ int main(int argc, char **argv)
 	for (int measuring = 0; measuring < 2; measuring++) {
 		if (measuring) {
 			devstat_read(sp, &d0);
+			cpu_read(&cb0, &ct0);
 			t0 = now();
 			tend = t0 + secs;
 			n = 0;
@@ -206,6 +223,7 @@ int main(int argc, char **argv)
 		double wb, wr, fl;
 
 		devstat_read(sp, &d1);
+		cpu_read(&cb1, &ct1);
 		if (nlat) {
 			qsort(lat, nlat, sizeof(float), fcmp);
 			p50 = lat[nlat / 2];
@@ -222,9 +240,10 @@ int main(int argc, char **argv)
 		       n / el, wb / el, wb / el / 1e6, n ? wr / n : 0, n ? fl / n : 0, p50, p99);
 		/* same columns as bench_durable's csv lines */
 		printf("csv,%ld,raw,raw,1,%ld,%ld,%.3f,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
-		       "%.0f,0,0,%ld,0,%s %s every %ld\n",
+		       "%.0f,0,0,%ld,0,%.3f,%s %s every %ld\n",
 		       round, n, syncs, el, n / el, p50, p99, p999, wb, wr, fl,
-		       (double)n * PAGE, syncs, plain ? "plain" : "RWF_ATOMIC",
+		       (double)n * PAGE, syncs, ct1 > ct0 ? (cb1 - cb0) / (ct1 - ct0) : 0,
+		       plain ? "plain" : "RWF_ATOMIC",
 		       "O_DIRECT; fdatasync", per_sync);
 	}
 	close(fd);
