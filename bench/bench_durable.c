@@ -75,6 +75,7 @@
  *                 [-w WARMUP_SECS] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]
  *                 [-b BATCH] [-g GET_PCT] [--rounds R] [--csv]
  *                 [--threads LIST] [-p PROTECT] [--seed N] [--no-copy]
+ *                 [--warm-round]
  *   --quick = -s 64M -c 16 -t 10 -w 2
  */
 #include <dirent.h>
@@ -133,6 +134,7 @@ struct cfg {
 	int rounds;
 	int csv;
 	int no_copy;        /* runs use the preloaded files themselves */
+	int warm_round;     /* a round 0 first, printed, not meant to be counted */
 };
 
 struct result {
@@ -1696,6 +1698,8 @@ static void usage(FILE *f)
 		"  --csv       print a csv line per run (always with --rounds)\n"
 		"  -k          keep the database files\n"
 		"  --no-copy   runs use the (kept, reused) preloaded files, no copies\n"
+		"  --warm-round  run a round 0 first (each system's first run after the\n"
+		"              preload), printed as round 0, for the caller to discard\n"
 		"  --quick     -s 64M -c 16 -t 10 -w 2\n"
 		"  --threads L K threads for each K in L; without -m: the group-commit\n"
 		"              table for untorn with -p PROTECT (default doublewrite)\n");
@@ -1777,6 +1781,7 @@ int main(int argc, char **argv)
 		{ "csv", no_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "no-copy", no_argument, NULL, 'N' },
+		{ "warm-round", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -1811,6 +1816,7 @@ int main(int argc, char **argv)
 		case 'R': c.rounds = atoi(optarg); c.csv = 1; break;
 		case 'C': c.csv = 1; break;
 		case 'N': c.no_copy = 1; c.keep = 1; break;
+		case 'V': c.warm_round = 1; break;
 		case 'S': c.seed = strtoull(optarg, NULL, 0); break;
 		case 'W':
 			if (!strcmp(optarg, "update")) c.wl = W_UPDATE;
@@ -1917,7 +1923,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	print_header();
 	fflush(stdout);
-	for (int round = 1; round <= c.rounds; round++)
+	for (int round = c.warm_round ? 0 : 1; round <= c.rounds; round++)
 		for (int ti = 0; ti < c.nthreads; ti++)
 			for (int i = 0; i < nsys; i++) {
 				const struct sysdef *d = list[i];

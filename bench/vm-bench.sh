@@ -39,11 +39,15 @@
 #   --workloads LIST   for the first profile (default 1,2,3,4,5; --quick: 1)
 #   --flush-workloads LIST  for the flush profile (default 1)
 #   --systems LIST     default atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb
-#   --rounds N         rounds of w1 (default 5; --quick 3)
+#   --flush-systems LIST  for the flush profile (default the first four)
+#   --rounds N         rounds of w1 (default 5; --quick 3), after a round 0
+#                      that is run and logged but not counted (each system's
+#                      first run after the preload runs slower, in -dw
+#                      set-up and first-write effects)
 #   --rounds-other N   rounds of w2..w5 (default 3)
-#   --secs-w1 T        measured seconds per w1 run (default 20; --quick 15):
+#   --secs-w1 T        measured seconds per w1 run (default 15; --quick 12):
 #                      long enough to average several checkpoints
-#   --secs T --warmup W  per measured run of w2..w5 (default 10) and warm-up
+#   --secs T --warmup W  per measured run of w2..w5 (default 8) and warm-up
 #                      before each (default 3)
 #   --bps N --iops N   device model limits (default 1500000, 1000)
 #   --out DIR          results (default bench/results): NAME.csv, NAME.txt
@@ -58,8 +62,8 @@ VM=$ROOT/kernel-series/vm
 . "$VM/config.sh"
 
 quick=0
-profiles="" workloads="" flush_wl=1 systems="" rounds="" rounds_other=3
-secs=10 secs1="" warm=3 bps=1500000 iops=1000 out=$ROOT/bench/results name="" kernel=${KERNEL:-}
+profiles="" workloads="" flush_wl=1 systems="" flush_sys=atomic,doublewrite,unsafe,sqlite rounds="" rounds_other=3
+secs=8 secs1="" warm=3 bps=1500000 iops=1000 out=$ROOT/bench/results name="" kernel=${KERNEL:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--workloads) workloads=$2; shift ;;
 	--flush-workloads) flush_wl=$2; shift ;;
 	--systems) systems=$2; shift ;;
+	--flush-systems) flush_sys=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--rounds-other) rounds_other=$2; shift ;;
 	--secs) secs=$2; shift ;;
@@ -84,9 +89,9 @@ while [ $# -gt 0 ]; do
 done
 if [ $quick = 1 ]; then
 	: "${profiles:=plp}" "${workloads:=1}" "${systems:=atomic,doublewrite,unsafe,sqlite}"
-	: "${rounds:=3}" "${name:=vm-bench-quick}" "${secs1:=15}"
+	: "${rounds:=3}" "${name:=vm-bench-quick}" "${secs1:=12}"
 fi
-: "${secs1:=20}"
+: "${secs1:=15}"
 : "${profiles:=plp,flush}" "${workloads:=1,2,3,4,5}" "${rounds:=5}" "${name:=vm-bench}"
 : "${systems:=atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb}"
 WORK=$UNTORN_VM_DIR/vmbench
@@ -133,13 +138,13 @@ echo "profile,wl,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99
 
 # Guest command script for one boot: the workloads of LIST, each between two
 # ceiling runs.  "wl,NAME" lines tell the host which workload follows.
-guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER
+guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS
 	local w
 	echo "/bin/vm-guest.sh setup || exit 3"
 	for w in ${1//,/ }; do
 		local args r=$3 t=$secs
 		case $w in
-		1) args="-W update -s 8M -c 2"; r=$2 t=$secs1 ;;
+		1) args="-W update -s 8M -c 2 --warm-round"; r=$2 t=$secs1 ;;
 		2) args="-W update -s 8M -c 2 --threads 4,16" ;;
 		3) args="-W update -s 4M -c 16" ;;
 		4) args="-W load -s 8M -c 2 -b 1000" ;;
@@ -148,15 +153,15 @@ guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER
 		esac
 		[ "$w" = 4 ] && args+=" -w 0" || args+=" -w $warm"
 		echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
-		echo "echo wl,w$w; /bin/vm-guest.sh bench $args -t $t -m $systems --rounds $r --no-copy"
+		echo "echo wl,w$w; /bin/vm-guest.sh bench $args -t $t -m $4 --rounds $r --no-copy"
 	done
 	echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
 }
 
 for prof in ${profiles//,/ }; do
 	case $prof in
-	plp) model="cache.no-flush=on" wl=$workloads ;;
-	flush) model="cache.no-flush=off" wl=$flush_wl ;;
+	plp) model="cache.no-flush=on" wl=$workloads sys=$systems ;;
+	flush) model="cache.no-flush=off" wl=$flush_wl sys=$flush_sys ;;
 	*) echo "vm-bench.sh: unknown profile $prof" >&2; exit 2 ;;
 	esac
 	model+=",throttling.bps-write=$bps,throttling.iops-write=$iops,throttling.iops-size=16384"
@@ -166,7 +171,7 @@ for prof in ${profiles//,/ }; do
 	fallocate -l 1G "$WORK/xfs16k.img"
 	fallocate -l 256M "$WORK/raw.img"
 	mkfs.xfs -q -f -K -L xfs16k -b size=16k -s size=4k "$WORK/xfs16k.img" >/dev/null
-	guest_script "$wl" "$rounds" "$rounds_other" >"$WORK/guest-$prof.sh"
+	guest_script "$wl" "$rounds" "$rounds_other" "$sys" >"$WORK/guest-$prof.sh"
 	echo "guest script:" >&2
 	sed 's/^/  /' "$WORK/guest-$prof.sh" >&2
 	# time limit: generous (TCG on a shared host), so a slow host still ends

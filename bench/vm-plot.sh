@@ -25,7 +25,7 @@ function med(s,    a, n, i, j, t) {
 }
 function mn(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 < m) m = a[i] + 0; return m }
 function mx(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0; return m }
-NR == 1 || $7 + 0 == 0 { next }
+NR == 1 || $3 == 0 || $7 + 0 == 0 { next }
 {
 	k = $1 "," $2 "," $5 "," $6
 	if (!(k in o)) keys[++nk] = k
@@ -99,7 +99,7 @@ plot '$tmp/w1.dat' using 6:xtic(1) title 'p50', '' using 7 title 'p99', '' using
 EOF
 
 # ratio per round, per profile (w1, 1 thread)
-awk -F, 'NR > 1 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atomic" || $5 == "doublewrite") { v[$1 "," $3 "," $5] = $10; if (!($1 in seen)) { seen[$1] = 1; pl[++n] = $1 } if ($3 + 0 > mr) mr = $3 + 0 }
+awk -F, 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atomic" || $5 == "doublewrite") { v[$1 "," $3 "," $5] = $10; if (!($1 in seen)) { seen[$1] = 1; pl[++n] = $1 } if ($3 + 0 > mr) mr = $3 + 0 }
 	END { for (i = 1; i <= n; i++) { for (r = 1; r <= mr; r++) { a = v[pl[i] "," r ",atomic"]; d = v[pl[i] "," r ",doublewrite"]; if (a && d) print r, a / d } print ""; print "" } }' "$csv" >"$tmp/ratio.dat"
 {
 	echo "set terminal pngcairo size 900,480 font 'sans,10'"

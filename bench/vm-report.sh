@@ -28,7 +28,7 @@ BEGIN {
 	wlname["w4"] = "4: bulk load, 1000 puts/sync"
 	wlname["w5"] = "5: 90% get, 10% durable put"
 }
-NR == 1 { next }
+NR == 1 || $3 == 0 { next }	# header; round 0 = warm-up round, not counted
 {
 	p = $1; w = $2; r = $3; s = $5; t = $6
 	if (!(p in seenp)) { seenp[p] = 1; plist[++np] = p }
@@ -47,7 +47,7 @@ NR == 1 { next }
 	if (r + 0 > maxr[p SUBSEP w SUBSEP t]) maxr[p SUBSEP w SUBSEP t] = r + 0
 }
 END {
-	print "## Table (medians over rounds; per-commit figures are totals over all rounds / commits)"
+	print "## Table (medians over rounds; per-commit figures are totals over all rounds / commits; round 0, the warm-up round, not counted)"
 	print ""
 	print "| profile | workload | system | thr | rounds | ops/s median | min | max | p50 µs | p99 µs | p99.9 µs | device KiB/commit | device writes/commit | flushes/commit | page KiB/c | dw KiB/c | log KiB/c | peak RSS MiB | guest CPU busy |"
 	print "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
