@@ -25,7 +25,7 @@ function med(s,    a, n, i, j, t) {
 }
 function mn(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 < m) m = a[i] + 0; return m }
 function mx(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0; return m }
-NR == 1 || $3 == 0 || $7 + 0 == 0 { next }
+NR == 1 || ($3 == 0 && $5 != "raw") || $7 + 0 == 0 { next }
 {
 	k = $1 "," $2 "," $5 "," $6
 	if (!(k in o)) keys[++nk] = k

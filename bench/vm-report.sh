@@ -28,7 +28,7 @@ BEGIN {
 	wlname["w4"] = "4: bulk load, 1000 puts/sync"
 	wlname["w5"] = "5: 90% get, 10% durable put"
 }
-NR == 1 || $3 == 0 { next }	# header; round 0 = warm-up round, not counted
+NR == 1 || ($3 == 0 && $5 != "raw") { next }	# header; round 0 = warm-up round, not counted (raw: 0 = no rounds)
 {
 	p = $1; w = $2; r = $3; s = $5; t = $6
 	if (!(p in seenp)) { seenp[p] = 1; plist[++np] = p }
