@@ -94,7 +94,7 @@ set terminal pngcairo size 900,520 font 'sans,10'
 set output '$prefix-latency.png'
 set title "Workload 1, profile $first: commit latency percentiles (median of rounds)\n{/*0.8 $label}"
 set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1
-set ylabel 'µs (log scale)'; set logscale y; set grid ytics; set key top left
+set ylabel 'µs (log scale)'; set logscale y; set yrange [1000:*]; set grid ytics; set key top left
 plot '$tmp/w1.dat' using 6:xtic(1) title 'p50', '' using 7 title 'p99', '' using 8 title 'p99.9'
 EOF
 
