@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config liburing-dev libcmocka-dev sqlite3
       libsqlite3-dev liblmdb-dev librocksdb-dev qemu-system-x86 xfsprogs
       e2fsprogs busybox-static linux-source-6.12 bc bison flex libelf-dev
-      libssl-dev cpio xz-utils zstd)
+      libssl-dev cpio xz-utils zstd gnuplot-nox)
 
 missing=()
 for p in "${PKGS[@]}"; do

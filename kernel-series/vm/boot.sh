@@ -18,6 +18,9 @@
 #   -W OPTS       extra -drive options for every disk, comma-separated
 #                 (repeatable), e.g. "throttling.iops-write=400" so that
 #                 writes are still in flight when a crash harness kills QEMU
+#   -x NAME=PROPS extra -drive properties for disk NAME ('*' = every disk),
+#                 appended after -W's (repeatable), e.g. a device
+#                 model: -x 'xfs16k=cache.no-flush=on,throttling.bps-write=4000000'
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
 #   -m MEM        guest RAM (default 1536M)      -c N  vCPUs (default 2)
 #   -P PIDFILE    write QEMU's pid here (for a crash harness that kills it)
@@ -42,6 +45,7 @@ kargs=()
 disk_dir=""
 disks=()
 drive_opts=""
+xprops=()
 timeout_s=${BOOT_TIMEOUT:-300}
 mem=${VM_MEM:-1536M}
 cpus=${VM_CPUS:-2}
@@ -49,7 +53,7 @@ pidfile=""
 rundir=""
 
 usage() { sed -n '2,38p' "$0" >&2; exit 2; }
-while getopts "k:i:f:a:d:D:W:t:m:c:P:o:h" opt; do
+while getopts "k:i:f:a:d:D:W:x:t:m:c:P:o:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
@@ -58,6 +62,7 @@ while getopts "k:i:f:a:d:D:W:t:m:c:P:o:h" opt; do
 	d) disk_dir=$OPTARG ;;
 	D) disks+=("$OPTARG") ;;
 	W) drive_opts+=",$OPTARG" ;;
+	x) xprops+=("$OPTARG") ;;
 	t) timeout_s=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
@@ -114,7 +119,11 @@ n=0
 for d in "${disks[@]}"; do
 	name=${d%%=*}
 	img=${d#*=}
-	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native$drive_opts"
+	extra=$drive_opts
+	for x in "${xprops[@]}"; do
+		case ${x%%=*} in "$name" | "*") extra+=",${x#*=}" ;; esac
+	done
+	qdisk+=(-drive "file=$img,if=none,id=d$n,format=raw,cache=none,aio=native$extra"
 		-device "nvme,serial=$name,drive=d$n,logical_block_size=4096,physical_block_size=4096")
 	n=$((n + 1))
 done

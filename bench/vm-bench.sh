@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# bench/vm-bench.sh - issue 11: untorn atomic against double-write in the VM,
+# on a device model that makes the emulated disk (not TCG) the bottleneck,
+# with the peers beside them and the raw device as the ceiling.
+#
+# One command: installs what is missing, builds the engine (Release, in
+# build-vmbench/), takes the patched kernel (kernel-series/build.sh: cached,
+# or built), makes the guest image and two fresh disks, boots the patched
+# kernel once per device-model profile and runs, inside that one guest, on
+# XFS with 16 KiB blocks:
+#   ceiling  raw_atomic: 16 KiB RWF_ATOMIC O_DIRECT writes at random aligned
+#            offsets of the raw disk, fdatasync after each (before and after
+#            each workload)
+#   w1  durable single-put updates, 8 MiB of data, 2 MiB cache (4x: flush-bound)
+#   w2  the same with 4 and 16 committing threads (1 thread = w1)
+#   w3  durable single-put updates, 4 MiB of data in a 16 MiB cache
+#   w4  bulk load into an empty database, 1000 puts per sync=1 transaction
+#   w5  90% single gets, 10% durable single puts, data 4x the cache
+# Each run opens the preloaded files themselves (bench_durable --no-copy:
+# copies through the throttled disk would cost more than the runs), cold.
+# for the systems untorn atomic, doublewrite (forced), unsafe, SQLite (WAL,
+# 16 KiB pages, synchronous=FULL), LMDB (durable commits), RocksDB (WAL,
+# sync=true), in interleaved rounds (bench_durable --rounds).
+#
+# Device model (QEMU -drive properties on both NVMe disks, boot.sh -x):
+#   plp    a datacenter SSD with power-loss protection, scaled down:
+#          throttling.bps-write=BPS (default 1.5 MB/s), iops-write=IOPS (1000
+#          per s, in units of iops-size=16 KiB), cache.no-flush=on (a flush
+#          costs nothing, as with a PLP drive's write cache)
+#   flush  the same limits with real flushes: each guest flush is an
+#          fdatasync of the image file on the host
+# Reads are not throttled.  Absolute rates are emulated (QEMU/TCG, 2 vCPUs,
+# on a shared 2-core host); the ratios and the bytes are the result.
+#
+# usage: bench/vm-bench.sh [--quick] [options]
+#   --quick            CI/demo form: profile plp, w1 only, systems atomic,
+#                      doublewrite, unsafe, sqlite, 3 rounds (~7 min)
+#   --profiles LIST    plp,flush (default both; --quick: plp)
+#   --workloads LIST   for the first profile (default 1,2,3,4,5; --quick: 1)
+#   --flush-workloads LIST  for the flush profile (default 1)
+#   --systems LIST     default atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb
+#   --flush-systems LIST  for the flush profile (default the first four)
+#   --rounds N         rounds of w1 (default 5; --quick 3), after a round 0
+#                      that is run and logged but not counted (each system's
+#                      first run after the preload runs slower, in -dw
+#                      set-up and first-write effects)
+#   --rounds-other N   rounds of w2..w5 (default 3)
+#   --secs-w1 T        measured seconds per w1 run (default 15; --quick 12):
+#                      long enough to average several checkpoints
+#   --secs T --warmup W  per measured run of w2..w5 (default 8) and warm-up
+#                      before each (default 3)
+#   --bps N --iops N   device model limits (default 1500000, 1000)
+#   --out DIR          results (default bench/results): NAME.csv, NAME.txt
+#                      (summary), NAME.log (guest output), NAME-*.png
+#   --name NAME        default vm-bench (--quick: vm-bench-quick)
+#   --kernel BZIMAGE   default: kernel-series/build.sh (cached by hash)
+# Environment: UNTORN_VM_DIR (images, default /var/tmp/untorn-vm) -> DIR/vmbench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VM=$ROOT/kernel-series/vm
+. "$VM/config.sh"
+
+quick=0
+profiles="" workloads="" flush_wl=1 systems="" flush_sys=atomic,doublewrite,unsafe,sqlite rounds="" rounds_other=3
+secs=8 secs1="" warm=3 bps=1500000 iops=1000 out=$ROOT/bench/results name="" kernel=${KERNEL:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--profiles) profiles=$2; shift ;;
+	--workloads) workloads=$2; shift ;;
+	--flush-workloads) flush_wl=$2; shift ;;
+	--systems) systems=$2; shift ;;
+	--flush-systems) flush_sys=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--rounds-other) rounds_other=$2; shift ;;
+	--secs) secs=$2; shift ;;
+	--secs-w1) secs1=$2; shift ;;
+	--warmup) warm=$2; shift ;;
+	--bps) bps=$2; shift ;;
+	--iops) iops=$2; shift ;;
+	--out) out=$2; shift ;;
+	--name) name=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
+	-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
+	*) echo "vm-bench.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ $quick = 1 ]; then
+	: "${profiles:=plp}" "${workloads:=1}" "${systems:=atomic,doublewrite,unsafe,sqlite}"
+	: "${rounds:=3}" "${name:=vm-bench-quick}" "${secs1:=12}"
+fi
+: "${secs1:=15}"
+: "${profiles:=plp,flush}" "${workloads:=1,2,3,4,5}" "${rounds:=5}" "${name:=vm-bench}"
+: "${systems:=atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb}"
+WORK=$UNTORN_VM_DIR/vmbench
+mkdir -p "$WORK" "$out"
+t_start=$(date +%s)
+say() { printf '\n### %s\n' "$*" >&2; }
+
+say "dependencies"
+bash scripts/install-deps.sh >&2
+
+say "build (Release, build-vmbench/)"
+cmake -S . -B build-vmbench -DCMAKE_BUILD_TYPE=Release -DUT_BUILD_TESTS=OFF >/dev/null
+cmake --build build-vmbench -j"$(nproc)" --target untorn bench_durable raw_atomic >/dev/null
+B=$ROOT/build-vmbench
+for lib in lmdb rocksdb; do
+	case ",$systems," in *",$lib,"*)
+		"$B/bench/bench_durable" --help | grep -q "$lib" ||
+			{ echo "vm-bench.sh: bench_durable built without $lib (lib$lib-dev missing?)" >&2; exit 1; } ;;
+	esac
+done
+
+say "kernel"
+if [ -z "$kernel" ]; then
+	kernel=$(bash kernel-series/build.sh --print 2>/dev/null | sed -n 's/^PATCHED=//p') ||
+		true
+	[ -n "$kernel" ] || kernel=$(bash kernel-series/build.sh | sed -n 's/^PATCHED=//p')
+fi
+[ -f "$kernel" ] || { echo "vm-bench.sh: no patched kernel ($kernel)" >&2; exit 1; }
+echo "patched kernel: $kernel" >&2
+
+say "guest image"
+bash "$VM/mkinitramfs.sh" -o "$WORK/initramfs.cpio.gz" \
+	"$B/untorn:/bin/untorn" "$B/bench/bench_durable:/bin/bench_durable" \
+	"$B/bench/raw_atomic:/bin/raw_atomic" "$ROOT/bench/vm-guest.sh:/bin/vm-guest.sh" >&2
+
+commit=$(git rev-parse --short HEAD)
+dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo "+dirty" || true)
+stamp=$(date -u '+%Y-%m-%d %H:%M UTC')
+csv=$out/$name.csv
+log=$out/$name.log
+summary=$out/$name.txt
+: >"$log"
+echo "profile,wl,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,p999_us,dev_wbytes,dev_wreqs,dev_flushes,page_bytes,dw_bytes,log_bytes,syncs,rss_kib,cpu_busy,note" >"$csv"
+
+# Guest command script for one boot: the workloads of LIST, each between two
+# ceiling runs.  "wl,NAME" lines tell the host which workload follows.
+guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS
+	local w
+	echo "/bin/vm-guest.sh setup || exit 3"
+	for w in ${1//,/ }; do
+		local args r=$3 t=$secs
+		case $w in
+		1) args="-W update -s 8M -c 2 --warm-round"; r=$2 t=$secs1 ;;
+		2) args="-W update -s 8M -c 2 --threads 4,16" ;;
+		3) args="-W update -s 4M -c 16" ;;
+		4) args="-W load -s 8M -c 2 -b 1000" ;;
+		5) args="-W mix -g 90 -s 8M -c 2" ;;
+		*) echo "vm-bench.sh: unknown workload $w" >&2; exit 2 ;;
+		esac
+		[ "$w" = 4 ] && args+=" -w 0" || args+=" -w $warm"
+		echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
+		echo "echo wl,w$w; /bin/vm-guest.sh bench $args -t $t -m $4 --rounds $r --no-copy"
+	done
+	echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
+}
+
+for prof in ${profiles//,/ }; do
+	case $prof in
+	plp) model="cache.no-flush=on" wl=$workloads sys=$systems ;;
+	flush) model="cache.no-flush=off" wl=$flush_wl sys=$flush_sys ;;
+	*) echo "vm-bench.sh: unknown profile $prof" >&2; exit 2 ;;
+	esac
+	model+=",throttling.bps-write=$bps,throttling.iops-write=$iops,throttling.iops-size=16384"
+	say "profile $prof: fresh disks, device model $model"
+	# Fresh, fully allocated images (no host hole-filling in the measured runs).
+	rm -f "$WORK/xfs16k.img" "$WORK/raw.img"
+	fallocate -l 1G "$WORK/xfs16k.img"
+	fallocate -l 256M "$WORK/raw.img"
+	mkfs.xfs -q -f -K -L xfs16k -b size=16k -s size=4k "$WORK/xfs16k.img" >/dev/null
+	guest_script "$wl" "$rounds" "$rounds_other" "$sys" >"$WORK/guest-$prof.sh"
+	echo "guest script:" >&2
+	sed 's/^/  /' "$WORK/guest-$prof.sh" >&2
+	# time limit: generous (TCG on a shared host), so a slow host still ends
+	tmo=$((600 + 400 * $(echo "${wl//,/ }" | wc -w) * rounds))
+	say "boot: patched kernel, $NVME_AID_PARAM=$NVME_AID_ON (16 KiB atomic unit), timeout ${tmo}s"
+	set +e
+	bash "$VM/boot.sh" -k "$kernel" -i "$WORK/initramfs.cpio.gz" -t "$tmo" \
+		-a "$NVME_AID_PARAM=$NVME_AID_ON" -D "xfs16k=$WORK/xfs16k.img" -D "raw=$WORK/raw.img" \
+		-x "xfs16k=$model" -x "raw=$model" -f "$WORK/guest-$prof.sh" |
+		{ echo "=== profile $prof: $model" >>"$log"; tee -a "$log"; } |
+		awk -v p="$prof" -v csv="$csv" -F, '/^wl,/ { wl = $2; next }
+			/^csv,/ { sub(/^csv,/, ""); print p "," wl "," $0 >>csv; fflush(csv); next }
+			{ print; fflush() }'
+	rc=${PIPESTATUS[0]}
+	set -e
+	[ "$rc" = 0 ] || { echo "vm-bench.sh: guest failed (exit $rc), see $log" >&2; exit 1; }
+done
+
+say "summary"
+{
+	echo "vm-bench: $stamp, commit $commit$dirty, kernel $(basename "$kernel"), QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') TCG"
+	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) (profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
+	echo "device model: NVMe, XFS 16 KiB blocks; throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
+	echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (host load average at the end; 2 host cores shared with other jobs: rates are emulated and noisy)"
+	echo
+	bash "$ROOT/bench/vm-report.sh" "$csv" "$bps"
+} | tee "$summary"
+bash "$ROOT/bench/vm-plot.sh" "$csv" "$out/$name" "$commit$dirty" "$stamp" >&2 || echo "vm-bench.sh: plots failed" >&2
+t_end=$(date +%s)
+echo "vm-bench.sh: done in $((t_end - t_start)) s; $csv, $summary, $log, $out/$name-*.png" | tee -a "$summary" >&2
