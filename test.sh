@@ -3,7 +3,11 @@
 #   1. the unit, differential and in-process crash tests (ctest),
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. the kernel series: build (cached) and the guest tests in QEMU,
-#      patched kernel against the unpatched one.
+#      patched kernel against the unpatched one,
+#   4. the VM crash harness's short pass: QEMU SIGKILLed mid-write 5 times
+#      per mode (atomic, doublewrite, unsafe as the negative control), each
+#      recovery checked against an SQLite oracle (crashtests/vm-crash.sh --ci;
+#      the long pass is in README.md).
 # Exits non-zero if any suite fails; the last line sums the suites up.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -39,6 +43,7 @@ if [ "${UT_SKIP_VM:-0}" != 1 ]; then
 	suite "kernel build (cached by series+config hash)" bash kernel-series/build.sh
 	suite "kernel series checkpatch" bash kernel-series/checkpatch.sh
 	suite "guest tests: unpatched vs patched kernel in QEMU" bash kernel-series/guest-tests/run.sh
+	suite "VM crash harness: short pass (5 kills per mode)" bash crashtests/vm-crash.sh --ci
 fi
 
 ((failed)) && echo "failed suites: ${failures[*]}"

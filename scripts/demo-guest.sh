@@ -1,14 +1,10 @@
 #!/bin/sh
 # demo-guest.sh STEP [ARGS] - runs INSIDE the VM (busybox sh) for demo.sh.
 #
-#   modes            untorn info on XFS 16 KiB, XFS 4 KiB, ext4, XFS realtime
-#                    (16 KiB rt extents) and ext4 bigalloc (16 KiB clusters), then a
-#                    short durable-update benchmark on each filesystem
-#   crash FS MODE    start the crash workload on FS (prints "committed N";
-#                    the host kills the VM part-way)
-#   verify FS MODE N recover the crashed database and compare it with the
-#                    SQLite oracle after N (or N+1) acknowledged commits
-#   bench FS ARGS... bench_durable ARGS on FS (longer runs than the demo's)
+#   modes   untorn info on XFS 16 KiB, XFS 4 KiB, ext4, XFS realtime (16 KiB
+#           rt extents) and ext4 bigalloc (16 KiB clusters)
+# (The benchmark and the crash runs have guest scripts of their own:
+# bench/vm-guest.sh, crashtests/vm-guest.sh.)
 set -u
 
 # NVMe controllers probe asynchronously; disks are found by serial (= image).
@@ -38,9 +34,6 @@ mount_fs() { # mount_fs NAME FSTYPE -> /mnt/NAME
 }
 fstype() { case $1 in ext4*) echo ext4 ;; *) echo xfs ;; esac; }
 
-# Small enough for TCG (~10x slower than the host), still 4x the cache.
-BENCH="-s 16M -c 4 -t 5 -w 1"
-
 step=${1:?step}
 shift
 case $step in
@@ -53,27 +46,6 @@ modes)
 		echo "--- $fs"
 		untorn info "/mnt/$fs/demo.db"
 	done
-	echo
-	echo "== short durable-update benchmark (sync=1), XFS 16 KiB blocks: atomic vs doublewrite vs unsafe"
-	bench_durable $BENCH -d /mnt/xfs16k
-	echo
-	echo "== the same on ext4 (4 KiB blocks: no 16 KiB atomic unit, so no atomic column)"
-	bench_durable $BENCH -d /mnt/ext4
-	;;
-crash)
-	mount_fs "$1" "$(fstype "$1")"
-	rm -f "/mnt/$1/crash.db" "/mnt/$1/crash.db-wal" "/mnt/$1/crash.db-dw"
-	exec crash_workload run "/mnt/$1/crash.db" --protect "$2"
-	;;
-bench)
-	fs=$1
-	shift
-	mount_fs "$fs" "$(fstype "$fs")"
-	bench_durable "$@" -d "/mnt/$fs"
-	;;
-verify)
-	mount_fs "$1" "$(fstype "$1")"
-	crash_workload verify "/mnt/$1/crash.db" "$3" --protect "$2"
 	;;
 *)
 	echo "demo-guest.sh: unknown step $step"
