@@ -131,7 +131,7 @@ if awk -F, -v p="$first" '$1 == p && $2 == "w2" { f = 1 } END { exit !f }' "$tmp
 		echo "set terminal pngcairo size 900,520 font 'sans,10'"
 		echo "set output '$prefix-threads.png'"
 		echo "set title \"Workloads 1+2, profile $first: durable single-put commits/s against committing threads\\n{/*0.8 $label}\""
-		echo "set xlabel 'threads'; set ylabel 'commits/s'; set logscale x 2; set xtics (1, 4, 16); set grid; set key outside right; set yrange [0:*]"
+		echo "set xlabel 'threads'; set ylabel 'commits/s'; set logscale x 2; set xrange [0.8:20]; set xtics (1, 4, 16); set grid; set key outside right; set yrange [0:*]"
 		printf "plot "
 		i=0
 		for s in $order; do
