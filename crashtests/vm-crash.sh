@@ -6,7 +6,8 @@
 #            [--fs xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt] [--seed S] [--jobs J]
 #            [--iops N] [--threads N] [--cache BYTES] [--out DIR] [--aid-check]
 #            [--quiet]
-#        crashtests/vm-crash.sh --ci   # = --mode all --kills 5 --aid-check, EXTEND=10
+#        crashtests/vm-crash.sh --ci   # = --mode all --kills 5 --aid-check, EXTEND=10,
+#                                      #   CONTROLS=reported
 #
 # A cycle: boot the patched kernel on the carried-over disk image; the guest
 # (crashtests/vm-guest.sh, crashtests/vmcrash.c) checks what the previous
@@ -31,7 +32,8 @@
 # (default 0.1) of its cycles and in at least one, else the pass FAILS
 # (the kills would not be reaching mid-write).  With EXTEND=E (--ci: 10)
 # a mode whose control has not shown after N kills gets up to E more
-# cycles, stopping at the first.  --aid-check: one extra boot with the NVMe
+# cycles, stopping at the first.  CONTROLS=reported (--ci) prints a missing
+# control instead of failing on it.  --aid-check: one extra boot with the NVMe
 # aid off (nvme_core.test_awupf=0), where --protect atomic must be refused.
 #
 # Output: DIR/cycles.csv (one line per cycle), DIR/summary.txt, per-job
@@ -75,7 +77,8 @@ while [ $# -gt 0 ]; do
 	--out) out=${2:?}; shift ;;
 	--aid-check) aid_check=1 ;;
 	--quiet) quiet=1 ;;
-	--ci) modes=${modes:-all}; kills=${kills:-5}; aid_check=1; EXTEND=${EXTEND:-10} ;;
+	--ci) modes=${modes:-all}; kills=${kills:-5}; aid_check=1; EXTEND=${EXTEND:-10}
+	      CONTROLS=${CONTROLS:-reported} ;;
 	-h|--help) usage ;;
 	*) echo "vm-crash.sh: unknown argument $1" >&2; usage ;;
 	esac
@@ -91,6 +94,12 @@ case $fs in xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt) ;; *) echo "vm-crash.sh: bad f
 [[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || usage
 seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
 UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
+# required: a pass without its controls (unsafe tears, doublewrite repairs)
+# FAILS.  reported (--ci): they are counted and printed, not required: at
+# the measured 7.7% of unsafe cycles with a tear, 15 cycles show none in
+# about 30% of passes, so a short pass can neither prove nor disprove that
+# kills reach mid-write; violations fail either way.
+CONTROLS=${CONTROLS:-required}
 CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
 EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
 WARMUP=${WARMUP:-200}                  # transactions that fill a fresh database
@@ -366,7 +375,7 @@ for mode in $modes; do
 	wall=$(awk -v a="$tm" -v b="$(now)" 'BEGIN{printf "%.0f", b-a}')
 	cat "$out/$mode"-j*/cycles.csv >>"$out/cycles.csv" 2>/dev/null
 	cat "$out/$mode"-j*/cycles.csv 2>/dev/null | awk -F, -v mode="$mode" -v wall="$wall" \
-		-v minshare="$UNSAFE_MIN_SHARE" -v want="$kills" '
+		-v minshare="$UNSAFE_MIN_SHARE" -v want="$kills" -v controls="$CONTROLS" '
 	{
 		n++; kind[$7]++; acked += $14
 		if ($16 == "VIOLATION") viol++
@@ -380,11 +389,14 @@ for mode in $modes; do
 		if (n > want) extra = sprintf(" (%d + %d extra for the control)", want, n - want)
 		if (n < want) { ok = 0; why = why sprintf(" only %d of %d cycles ran;", n, want) }
 		if (mode != "unsafe" && viol + tear > 0) { ok = 0; why = why sprintf(" %d violations, %d tears;", viol, tear) }
-		if (mode == "doublewrite" && repc == 0) { ok = 0; why = why " no torn page repaired in any cycle;" }
+		cok = 1; cwhy = ""
+		if (mode == "doublewrite" && repc == 0) { cok = 0; cwhy = " no torn page repaired in any cycle;" }
 		if (mode == "unsafe") {
 			need = n * minshare; if (need < 1) need = 1
-			if (tear < need) { ok = 0; why = why sprintf(" negative control: torn pages in %d of %d cycles, need >= %g;", tear, n, need) }
+			if (tear < need) { cok = 0; cwhy = sprintf(" negative control: torn pages in %d of %d cycles, need >= %g;", tear, n, need) }
 		}
+		if (!cok && controls == "required") { ok = 0; why = why cwhy }
+		else if (!cok) why = why " (reported, not required in a short pass:" cwhy ")"
 		printf "%-11s cycles %d%s | kills after flush %d, after checkpoint %d, timed %d | acked commits %d | violations %d | tear cycles %d | torn repaired %d (in %d cycles) | corrupt pages %d (in %d cycles) | %.1f s/cycle (%d s wall) | %s%s\n",
 			mode, n, extra, kind["after-flush"], kind["after-checkpoint"], kind["timed"] + kind["timed-fallback"],
 			acked, viol + 0, tear + 0, rep, repc, cor, corc, n ? wall / n : 0, wall,
