@@ -1343,7 +1343,6 @@ size_t ut_pager_dirty_frames(ut_pager *p)
 	return n;
 }
 
-size_t ut_pager_max_frames(ut_pager *p) { return p->maxframes; }
 uint64_t ut_pager_lsn(ut_pager *p) { return p->lsn; }
 uint64_t ut_pager_redo_lsn(ut_pager *p)
 {

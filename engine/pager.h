@@ -245,9 +245,8 @@ int ut_pager_was_clean(ut_pager *p);
  * after a crash, where such a page proves the log was durable that far),
  * and in what (wn bytes) which page or copy carries it. */
 int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn);
-/* Frames holding dirty pages; the pool bound in frames. */
+/* Frames holding dirty pages. */
 size_t ut_pager_dirty_frames(ut_pager *p);
-size_t ut_pager_max_frames(ut_pager *p);
 /* LSN of the last commit (or of the checkpoint at open). */
 uint64_t ut_pager_lsn(ut_pager *p);
 /* Raise the last-commit and durable LSN (after log recovery). */
