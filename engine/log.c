@@ -173,7 +173,7 @@ static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
 int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
 		ut_log **out, int *existed)
 {
-	ut_wal_config cfg = { .initial_lsn = initial_lsn };
+	ut_wal_config cfg = { .initial_lsn = initial_lsn, .direct = 1 };
 	size_t len = strlen(dbpath);
 	ut_log *lg;
 	int rc;

@@ -1096,7 +1096,7 @@ int ut_pager_begin(ut_pager *p)
 		return UT_EREADONLY;
 	}
 	if (fatal_now(p))
-		return UT_EFATAL;
+		return fatal_rc(p);
 	if (p->in_txn)
 		return UT_EBUSY;
 	p->in_txn = 1;
@@ -1119,8 +1119,13 @@ static void shrink(ut_pager *p)
 		if (f->valid && f->dirty && !f->pin && !f->txn)
 			batch[nb++] = f;
 		if (nb == EVICT_BATCH || (nb && i + 1 == p->nframes)) {
-			if (flush_frames(p, batch, nb, 0))
+			int rc = flush_frames(p, batch, nb, 0);
+
+			if (rc) {
+				/* no caller to return it to: the next one */
+				p->fatal_rc = rc;
 				return;
+			}
 			nb = 0;
 		}
 	}

@@ -440,13 +440,14 @@ static const struct ut_file_ops posix_ops = {
 
 /* Does this O_DIRECT descriptor really do direct I/O at our alignment?
  * Returns NULL if yes, else a note saying why not. */
-static const char *direct_refusal(int fd)
+static const char *direct_refusal(int fd, uint32_t *align)
 {
 	struct ut_statx sx;
 	struct statfs sfs;
 
 	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
 		return "tmpfs: O_DIRECT accepted but buffered; using buffered I/O";
+	*align = UT_IO_ALIGN; /* unknown: the coarsest we accept */
 	memset(&sx, 0, sizeof(sx));
 	if (ut_statx_call(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
 	    (sx.stx_mask & STATX_DIOALIGN)) {
@@ -457,12 +458,15 @@ static const char *direct_refusal(int fd)
 		    sx.stx_dio_mem_align > UT_IO_ALIGN)
 			return "direct I/O alignment coarser than 4096; "
 			       "using buffered I/O";
+		if (sx.stx_dio_offset_align >= 512 &&
+		    !(sx.stx_dio_offset_align & (sx.stx_dio_offset_align - 1)))
+			*align = sx.stx_dio_offset_align;
 	}
 	return NULL;
 }
 
 static int open_fd(const char *path, unsigned oflags, int *direct,
-		   const char **note)
+		   uint32_t *align, const char **note)
 {
 	int flags = O_CLOEXEC | ((oflags & UT_OPEN_RDONLY) ? O_RDONLY : O_RDWR);
 	int fd;
@@ -470,16 +474,18 @@ static int open_fd(const char *path, unsigned oflags, int *direct,
 	if (oflags & UT_OPEN_CREATE)
 		flags |= O_CREAT;
 	*direct = 0;
+	*align = 1;
 	*note = NULL;
 	if (oflags & UT_OPEN_DIRECT) {
 		fd = open(path, flags | O_DIRECT, 0644);
 		if (fd >= 0) {
-			*note = direct_refusal(fd);
+			*note = direct_refusal(fd, align);
 			if (!*note) {
 				*direct = 1;
 				return fd;
 			}
 			close(fd);
+			*align = 1;
 		} else if (errno == EINVAL) {
 			*note = "open(O_DIRECT) refused (EINVAL); using "
 				"buffered I/O";
@@ -573,11 +579,12 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 	struct posix_file *pf;
 	const char *note;
 	int direct, fd, holder_fd = -1, rc;
+	uint32_t align;
 
 	(void)v;
 	if (!path || !out)
 		return UT_EINVAL;
-	fd = open_fd(path, oflags, &direct, &note);
+	fd = open_fd(path, oflags, &direct, &align, &note);
 	if (fd < 0) {
 		int err = errno;
 		ut_set_errdetail("%s: open: %s", path, strerror(err));
@@ -600,6 +607,7 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 	pf->holder_fd = holder_fd;
 	pf->base.ops = &posix_ops;
 	pf->base.direct = direct;
+	pf->base.dio_align = align;
 	pf->uring_state = URING_UNKNOWN;
 	pf->direct_note = (oflags & UT_OPEN_DIRECT) ? note : NULL;
 	pthread_mutex_init(&pf->lock, NULL);

@@ -9,6 +9,9 @@
 #include "ut_simdisk.h"
 
 #define SECTOR 4096u
+/* Like a 512e drive: direct I/O in 512-byte blocks, torn in 4 KiB sectors
+ * (a write within one sector lands whole or not at all). */
+#define SIM_DIO_ALIGN 512u
 
 enum { OP_WRITE, OP_TRUNC };
 
@@ -237,13 +240,14 @@ static int misaligned(ut_file *f, const void *buf, size_t len, uint64_t off,
 {
 	if (!f->direct)
 		return 0;
-	if ((uintptr_t)buf % UT_IO_ALIGN == 0 && len % UT_IO_ALIGN == 0 &&
-	    off % UT_IO_ALIGN == 0)
+	if ((uintptr_t)buf % UT_IO_ALIGN == 0 && len % f->dio_align == 0 &&
+	    off % f->dio_align == 0)
 		return 0;
 	f->last_errno = EINVAL;
 	ut_set_errdetail("%s: direct %s of %zu bytes at offset %llu from "
-			 "buffer %p: not aligned to %u (simdisk)", f->path,
-			 what, len, (unsigned long long)off, buf, UT_IO_ALIGN);
+			 "buffer %p: not aligned (buffer %u, length and offset "
+			 "%u) (simdisk)", f->path, what, len,
+			 (unsigned long long)off, buf, UT_IO_ALIGN, f->dio_align);
 	return 1;
 }
 
@@ -554,6 +558,7 @@ static int sim_open(ut_vfs *v, const char *path, unsigned oflags,
 	h->rdonly = (oflags & UT_OPEN_RDONLY) != 0;
 	h->base.ops = &sim_ops;
 	h->base.direct = (oflags & UT_OPEN_DIRECT) != 0;
+	h->base.dio_align = h->base.direct ? SIM_DIO_ALIGN : 1;
 	if (oflags & UT_OPEN_LOCK)
 		n->locker = h;
 	*out = &h->base;

@@ -19,8 +19,11 @@
  *  - UT_WRITE_ATOMIC writes land whole or not at all, or fail with
  *    UT_ENOTSUP/UT_EINVAL without writing anything.  The caller must pass one
  *    buffer whose length and offset suit ut_atomic_info.
- *  - When f->direct is 1, buffers, lengths and offsets must be multiples of
- *    UT_IO_ALIGN; ut_io_alloc() returns such buffers.
+ *  - When f->direct is 1, buffers must be aligned to UT_IO_ALIGN
+ *    (ut_io_alloc() returns such buffers) and lengths and offsets must be
+ *    multiples of f->dio_align, a power of two no larger than UT_IO_ALIGN.
+ *    A write of dio_align bytes at a multiple of it lands whole or not at
+ *    all (the device's logical block).
  */
 #ifndef UT_IO_H
 #define UT_IO_H
@@ -89,6 +92,7 @@ struct ut_file {
 	const struct ut_file_ops *ops;
 	char *path;
 	int direct;     /* O_DIRECT in effect */
+	uint32_t dio_align; /* direct: offset/length granularity, else 1 */
 	int last_errno; /* errno of the last failed call, 0 if none */
 };
 

@@ -44,9 +44,10 @@
  *    direct handle (else UT_ENOTSUP), is UT_ENOTSUP when unsupported, and is
  *    UT_EINVAL unless its length is a power of two within the unit range and
  *    its offset a multiple of its length.
- *  - UT_OPEN_DIRECT always gives f->direct = 1, and then buffers, lengths and
- *    offsets must be multiples of UT_IO_ALIGN (else UT_EINVAL): this catches
- *    engine bugs that a buffered filesystem would hide.
+ *  - UT_OPEN_DIRECT always gives f->direct = 1 with dio_align 512, and then
+ *    buffers must be aligned to UT_IO_ALIGN and lengths and offsets be
+ *    multiples of 512 (else UT_EINVAL): this catches engine bugs that a
+ *    buffered filesystem would hide.
  *  - UT_OPEN_LOCK: flock-like, one exclusive holder per file within a disk;
  *    a second open with UT_OPEN_LOCK gets UT_ELOCKED until the holder closes.
  *  - thread-safe: one mutex per disk.

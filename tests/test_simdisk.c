@@ -488,15 +488,19 @@ static void test_direct_alignment(void **state)
 
 	(void)state;
 	assert_int_equal(ut_file_write(f, p + 1, SEC, 0, 0), UT_EINVAL);
-	assert_int_equal(ut_file_write(f, p, SEC - 512, 0, 0), UT_EINVAL);
-	assert_int_equal(ut_file_write(f, p, SEC, 512, 0), UT_EINVAL);
+	assert_int_equal(ut_file_write(f, p, SEC - 100, 0, 0), UT_EINVAL);
+	assert_int_equal(ut_file_write(f, p, SEC, 100, 0), UT_EINVAL);
 	assert_non_null(strstr(ut_errdetail(), "not aligned"));
 	assert_int_equal(ut_file_read(f, p + 8, SEC, 0), UT_EINVAL);
 	assert_int_equal(ut_file_size(f, &sz), UT_OK);
 	assert_int_equal(sz, 0);
 	assert_int_equal(ut_simdisk_event_count(d), ev);
+	assert_int_equal(f->dio_align, 512);
 	assert_int_equal(ut_file_write(f, p, 2 * SEC, SEC, 0), UT_OK);
 	assert_int_equal(ut_file_read(f, p, SEC, SEC), SEC);
+	/* 512-byte blocks, like a 512e drive */
+	assert_int_equal(ut_file_write(f, p, 512, SEC + 512, 0), UT_OK);
+	assert_int_equal(ut_file_read(f, p, 1024, 3 * SEC - 1024), 1024);
 	/* The buffered handle on the same file takes anything. */
 	assert_int_equal(ut_file_write(b, p + 1, 7, 3, 0), UT_OK);
 	ut_file_close(f);

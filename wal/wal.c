@@ -22,6 +22,9 @@
 #define DELTA_ENTRY_HDR 8u
 #define COMMIT_PAYLOAD 16u
 #define REC_TARGET (64u * 1024u) /* pack deltas into records up to this size */
+#define GROW_MIN (64u * 1024u)    /* direct logs grow ahead in steps ... */
+#define GROW_MAX (8u << 20)       /* ... of the file's size, within these */
+#define NO_BLOCK UINT64_MAX
 
 _Static_assert(UT_WAL_DATA_OFF == 2 * WAL_SLOT_BYTES, "two header slots");
 _Static_assert(UT_PAGE_SIZE <= 0xffffu + 1u, "delta offset/len fit u16");
@@ -36,6 +39,7 @@ typedef struct walbuf {
 struct ut_wal {
 	ut_vfs *vfs;
 	ut_file *f;
+	ut_file *fb; /* f is direct: a buffered handle for lazy (sync=0) writes */
 	char *path;
 	ut_wal_config cfg;
 
@@ -55,6 +59,15 @@ struct ut_wal {
 	/* written_lsn: handed to the OS (ut_wal_write_to); durable_lsn: synced */
 	uint64_t next_lsn, written_lsn, durable_lsn, ckpt_lsn, next_txn_id;
 	walbuf active, spare;
+
+	/* Direct writes (see "file writes"); the leader's, or the mutex
+	 * holder's while no flush runs. */
+	unsigned char *stage;  /* aligned staging buffer */
+	size_t stage_cap;
+	unsigned char *blk;    /* one aligned block, for read-back */
+	unsigned char *last;   /* copy of the last block written ... */
+	uint64_t last_off;     /* ... and its offset, or NO_BLOCK */
+	uint64_t file_size;    /* as far as this handle knows */
 
 	ut_wal_stats st;
 };
@@ -161,6 +174,157 @@ static int decode_header(const unsigned char *h, uint64_t *epoch,
 	return 1;
 }
 
+/* ---- file writes ----
+ *
+ * The file is opened for direct I/O where the filesystem allows it.  A
+ * buffered 100-byte commit costs the page cache's whole folio at writeback
+ * (16 KiB on a filesystem of 16 KiB blocks) and, while the file grows, a
+ * metadata commit for its size at every fdatasync.  Direct, the log writes
+ * only the device blocks (dio_align, usually 512 bytes) its bytes touch,
+ * from an aligned staging buffer, and keeps the file ahead of the log with
+ * zeros, so that the fdatasync of a commit has no metadata to carry.  The
+ * partial block at the start of a write is completed with the bytes already
+ * there (the kept copy of the last block written, else read back), so
+ * durable records are rewritten with their own bytes, block by block; the
+ * partial block at the end is read back too, or, at the end of the log,
+ * filled with zeros, which no reader takes for a record.
+ */
+
+static int stage_reserve(ut_wal *w, size_t len)
+{
+	size_t cap = w->stage_cap ? w->stage_cap : 64 * 1024;
+	unsigned char *p;
+
+	if (len <= w->stage_cap)
+		return UT_OK;
+	while (cap < len)
+		cap *= 2;
+	p = ut_io_alloc(cap);
+	if (!p)
+		return UT_ENOMEM;
+	free(w->stage);
+	w->stage = p;
+	w->stage_cap = cap;
+	return UT_OK;
+}
+
+/* Copy the file's block at off (zeros past its end) to dst. */
+static int read_block(ut_wal *w, unsigned char *dst, uint64_t off)
+{
+	uint32_t al = w->f->dio_align;
+	int64_t n;
+
+	if (w->last_off == off) {
+		memcpy(dst, w->last, al);
+		return UT_OK;
+	}
+	n = ut_file_read(w->f, w->blk, al, off);
+	if (n < 0)
+		return (int)n;
+	memset(w->blk + n, 0, al - (size_t)n);
+	memcpy(dst, w->blk, al);
+	return UT_OK;
+}
+
+/* Read up to len bytes at off, any alignment (bounced on a direct handle). */
+static int64_t read_any(ut_file *f, void *buf, size_t len, uint64_t off)
+{
+	uint64_t a, b;
+	unsigned char *tmp;
+	int64_t n;
+
+	if (!f->direct)
+		return ut_file_read(f, buf, len, off);
+	a = off & ~(uint64_t)(f->dio_align - 1);
+	b = (off + len + f->dio_align - 1) & ~(uint64_t)(f->dio_align - 1);
+	tmp = ut_io_alloc((size_t)(b - a));
+	if (!tmp)
+		return UT_ENOMEM;
+	n = ut_file_read(f, tmp, (size_t)(b - a), a);
+	if (n >= 0) {
+		n = n > (int64_t)(off - a) ? n - (int64_t)(off - a) : 0;
+		if (n > (int64_t)len)
+			n = (int64_t)len;
+		memcpy(buf, tmp + (off - a), (size_t)n);
+	}
+	free(tmp);
+	return n;
+}
+
+/* Write len bytes at off; at_end: nothing of this epoch lies past them. */
+static int log_write(ut_wal *w, const void *buf, size_t len, uint64_t off,
+		     int at_end)
+{
+	uint32_t al = w->f->dio_align;
+	uint64_t end = off + len, a, b;
+	int rc;
+
+	if (!w->f->direct) {
+		return ut_file_write(w->f, buf, len, off, 0);
+	}
+	a = off & ~(uint64_t)(al - 1);
+	b = (end + al - 1) & ~(uint64_t)(al - 1);
+	if ((rc = stage_reserve(w, (size_t)(b - a))))
+		return rc;
+	if (a < off && (rc = read_block(w, w->stage, a)))
+		return rc;
+	if (end < b && at_end)
+		memset(w->stage + (end - a), 0, (size_t)(b - end));
+	else if (end < b && (b - al != a || a == off) &&
+		 (rc = read_block(w, w->stage + (b - al - a), b - al)))
+		return rc;
+	memcpy(w->stage + (off - a), buf, len);
+	rc = ut_file_write(w->f, w->stage, (size_t)(b - a), a, 0);
+	if (rc != UT_OK) {
+		w->last_off = NO_BLOCK;
+		return rc;
+	}
+	memcpy(w->last, w->stage + (b - al - a), al);
+	w->last_off = b - al;
+	if (b > w->file_size)
+		w->file_size = b;
+	return UT_OK;
+}
+
+/* Direct handles: after a write that reached the file's end, zero-fill
+ * ahead of it, doubling the file (GROW_MIN..GROW_MAX a step).  Best effort:
+ * on a full disk the file just stays shorter; the log works either way. */
+static void grow_ahead(ut_wal *w, uint64_t end)
+{
+	static const size_t chunk = 256 * 1024;
+	uint32_t al = w->f->dio_align;
+	uint64_t step = w->file_size, to;
+	unsigned char *zeros;
+
+	if (!w->f->direct || ((end + al - 1) & ~(uint64_t)(al - 1)) < w->file_size)
+		return;
+	step = step < GROW_MIN ? GROW_MIN : step > GROW_MAX ? GROW_MAX : step;
+	to = (end + step + GROW_MIN - 1) / GROW_MIN * GROW_MIN;
+	zeros = ut_io_alloc(chunk);
+	if (!zeros)
+		return;
+	/* a lazy write may have left the size unaligned: past it is a hole */
+	for (uint64_t at = (w->file_size + al - 1) & ~(uint64_t)(al - 1); at < to;) {
+		size_t n = to - at < chunk ? (size_t)(to - at) : chunk;
+
+		if (ut_file_write(w->f, zeros, n, at, 0) != UT_OK)
+			break;
+		at += n;
+		w->file_size = at;
+	}
+	free(zeros);
+}
+
+static int truncate_log(ut_wal *w, uint64_t size)
+{
+	int rc = ut_file_truncate(w->f, size);
+
+	w->last_off = NO_BLOCK;
+	if (rc == UT_OK)
+		w->file_size = size;
+	return rc;
+}
+
 static int write_header(ut_wal *w, uint64_t epoch, uint64_t salt,
 			uint64_t start_lsn)
 {
@@ -168,7 +332,7 @@ static int write_header(ut_wal *w, uint64_t epoch, uint64_t salt,
 	int rc;
 
 	encode_header(h, epoch, salt, start_lsn);
-	rc = ut_file_write(w->f, h, sizeof(h), (epoch % 2) * WAL_SLOT_BYTES, 0);
+	rc = log_write(w, h, sizeof(h), (epoch % 2) * WAL_SLOT_BYTES, 0);
 	if (rc == UT_OK) {
 		rc = ut_file_sync(w->f);
 		w->st.syncs++;
@@ -189,9 +353,9 @@ static int create_log(ut_wal *w)
 	w->salt = new_salt(1);
 	w->start_lsn = w->cfg.initial_lsn;
 	encode_header(blk + WAL_SLOT_BYTES, w->epoch, w->salt, w->start_lsn);
-	rc = ut_file_truncate(w->f, 0);
+	rc = truncate_log(w, 0);
 	if (rc == UT_OK)
-		rc = ut_file_write(w->f, blk, UT_WAL_DATA_OFF, 0, 0);
+		rc = log_write(w, blk, UT_WAL_DATA_OFF, 0, 1);
 	free(blk);
 	if (rc == UT_OK) {
 		rc = ut_file_sync(w->f);
@@ -211,7 +375,7 @@ static int create_log(ut_wal *w)
 
 static int load_header(ut_wal *w, uint64_t size)
 {
-	unsigned char *blk = calloc(1, UT_WAL_DATA_OFF);
+	unsigned char *blk = ut_io_alloc(UT_WAL_DATA_OFF);
 	int best = 0, magic = 0, version = 0, zero = 1;
 	int64_t n;
 
@@ -292,9 +456,18 @@ int ut_wal_open(ut_vfs *vfs, const char *path, const ut_wal_config *cfg,
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 
-	rc = vfs->open(vfs, path, UT_OPEN_CREATE, &w->f);
+	w->last_off = NO_BLOCK;
+	w->blk = ut_io_alloc(UT_IO_ALIGN);
+	w->last = ut_io_alloc(UT_IO_ALIGN);
+	rc = w->blk && w->last ? UT_OK : UT_ENOMEM;
+	if (rc == UT_OK)
+		rc = vfs->open(vfs, path, UT_OPEN_CREATE |
+			       (w->cfg.direct ? UT_OPEN_DIRECT : 0), &w->f);
+	if (rc == UT_OK && w->f->direct)
+		rc = vfs->open(vfs, path, 0, &w->fb);
 	if (rc == UT_OK)
 		rc = ut_file_size(w->f, &size);
+	w->file_size = size;
 	if (rc == UT_OK)
 		rc = size == 0 ? create_log(w) : load_header(w, size);
 	if (rc != UT_OK) {
@@ -321,14 +494,18 @@ int ut_wal_close(ut_wal *w)
 		uint64_t size;
 
 		if (ut_file_size(w->f, &size) == UT_OK && size > UT_WAL_DATA_OFF &&
-		    ut_file_truncate(w->f, UT_WAL_DATA_OFF) == UT_OK)
+		    truncate_log(w, UT_WAL_DATA_OFF) == UT_OK)
 			(void)ut_file_sync(w->f);
 	}
+	ut_file_close(w->fb);
 	ut_file_close(w->f);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->active.p);
 	free(w->spare.p);
+	free(w->stage);
+	free(w->blk);
+	free(w->last);
 	free(w->path);
 	free(w);
 	return rc;
@@ -461,10 +638,13 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
  * or held (reset); touches no shared state except the file. */
 static int write_sync(ut_wal *w, const walbuf *b, uint64_t start_lsn)
 {
-	int rc = ut_file_write(w->f, b->p, b->len,
-			       UT_WAL_DATA_OFF + (b->lsn - start_lsn), 0);
-	if (rc == UT_OK)
+	uint64_t off = UT_WAL_DATA_OFF + (b->lsn - start_lsn);
+	int rc = log_write(w, b->p, b->len, off, 1);
+
+	if (rc == UT_OK) {
+		grow_ahead(w, off + b->len);
 		rc = ut_file_sync(w->f);
+	}
 	return rc;
 }
 
@@ -483,9 +663,22 @@ static int lead_flush(ut_wal *w, int sync)
 	w->flushing = 1;
 	pthread_mutex_unlock(&w->mu);
 
-	if (take.len)
-		rc = ut_file_write(w->f, take.p, take.len,
-				   UT_WAL_DATA_OFF + (take.lsn - start), 0);
+	if (take.len && !sync && w->fb) {
+		/* Handing the bytes to the OS is all a lazy write owes; a
+		 * direct one would wait for the device. */
+		uint64_t off = UT_WAL_DATA_OFF + (take.lsn - start);
+
+		rc = ut_file_write(w->fb, take.p, take.len, off, 0);
+		w->last_off = NO_BLOCK;
+		if (rc == UT_OK && off + take.len > w->file_size)
+			w->file_size = off + take.len;
+	} else if (take.len) {
+		uint64_t off = UT_WAL_DATA_OFF + (take.lsn - start);
+
+		rc = log_write(w, take.p, take.len, off, 1);
+		if (rc == UT_OK)
+			grow_ahead(w, off + take.len);
+	}
 	if (rc == UT_OK && sync)
 		rc = ut_file_sync(w->f);
 	if (rc != UT_OK) {
@@ -494,7 +687,7 @@ static int lead_flush(ut_wal *w, int sync)
 		 * an earlier unsynced write handed over belong to sync=0 commits
 		 * that returned (and whose pages may be in the data file): keep
 		 * them. */
-		if (ut_file_truncate(w->f, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
+		if (truncate_log(w, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
 			(void)ut_file_sync(w->f);
 	}
 
@@ -655,7 +848,7 @@ static const unsigned char *rd_get(reader *r, uint64_t off, size_t want,
 			r->buf = p;
 			r->cap = cap;
 		}
-		n = ut_file_read(r->f, r->buf, r->cap, off);
+		n = read_any(r->f, r->buf, r->cap, off);
 		if (n < 0) {
 			*rc = (int)n;
 			return NULL;
@@ -714,6 +907,30 @@ static int commit_matches(const unsigned char *p, uint64_t txn_start,
  * beyond bad_lsn: it was appended after the bad bytes had been synced.  The
  * records of a torn last batch have neither.  Returns 1 with *lost_end =
  * the highest LSN such records reach, 0 for none, or a negative code. */
+/* 1 when [off, size) holds only zeros (space a direct log grew into ahead
+ * of its records: no tail to cut), 0 if not, or a negative code. */
+static int zeros_to_end(reader *rd, uint64_t off, uint64_t size)
+{
+	while (off < size) {
+		const unsigned char *p;
+		size_t avail;
+		int rc = UT_OK;
+
+		p = rd_get(rd, off, 1, &avail, &rc);
+		if (!p)
+			return rc;
+		if (!avail)
+			break;
+		if (avail > size - off)
+			avail = (size_t)(size - off);
+		for (size_t i = 0; i < avail; i++)
+			if (p[i])
+				return 0;
+		off += avail;
+	}
+	return 1;
+}
+
 static int later_evidence(ut_wal *w, reader *rd, uint64_t bad_off,
 			  uint64_t bad_lsn, uint64_t size, uint64_t *lost_end)
 {
@@ -914,7 +1131,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	unsigned char *txn = NULL; /* pending delta records, copied */
 	size_t txn_len = 0, txn_cap = 0;
 	uint64_t size, lsn, txn_start, last_txn_id = 0, txn_deltas = 0;
-	int rc, adopted = 0;
+	int rc, adopted = 0, zeros;
 
 	if (!w)
 		return UT_EINVAL;
@@ -1034,12 +1251,21 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		goto out;
 	}
 	/* Recovery has decided the log ends here: only now cut what follows
-	 * the last commit, so stale bytes can never be read as records. */
-	if (off_of(w, txn_start) < size) {
+	 * the last commit, so stale bytes can never be read as records.  Zeros
+	 * are kept: they are the room the log grew ahead into. */
+	zeros = off_of(w, txn_start) < size ?
+		zeros_to_end(&rd, off_of(w, txn_start), size) : 0;
+	if (zeros < 0) {
+		rc = zeros;
+		goto out;
+	}
+	if (zeros) {
+		inf.stop_reason = UT_WAL_STOP_END;
+	} else if (off_of(w, txn_start) < size) {
 		inf.bytes_discarded = size - off_of(w, txn_start);
 		if (inf.stop_reason == UT_WAL_STOP_END)
 			inf.stop_reason = UT_WAL_STOP_TAIL;
-		rc = ut_file_truncate(w->f, off_of(w, txn_start));
+		rc = truncate_log(w, off_of(w, txn_start));
 		if (rc == UT_OK) {
 			rc = ut_file_sync(w->f);
 			w->st.syncs++;
@@ -1086,7 +1312,7 @@ static int reset_log(ut_wal *w, uint64_t redo_lsn)
 		buf = malloc(tail);
 		if (!buf)
 			return UT_ENOMEM;
-		n = ut_file_read(w->f, buf, tail, off_of(w, redo_lsn));
+		n = read_any(w->f, buf, tail, off_of(w, redo_lsn));
 		if (n != (int64_t)tail) {
 			free(buf);
 			ut_set_errdetail("%s: short read of the live log tail",
@@ -1112,7 +1338,7 @@ static int reset_log(ut_wal *w, uint64_t redo_lsn)
 		}
 		/* The region overwritten is below redo_lsn in the old epoch
 		 * (tail <= reclaimable), so a crash here leaves it whole. */
-		rc = ut_file_write(w->f, buf, tail, UT_WAL_DATA_OFF, 0);
+		rc = log_write(w, buf, tail, UT_WAL_DATA_OFF, 0);
 		free(buf);
 		if (rc == UT_OK) {
 			rc = ut_file_sync(w->f);

@@ -103,11 +103,19 @@
  *    fails the handle: the on-disk state is one whole epoch, but which one is
  *    ambiguous until a reopen.
  *
- *  - File I/O goes only through the ut_vfs given to ut_wal_open; the file is
- *    opened buffered (appends are not block-aligned, so no O_DIRECT).  A
- *    batch write rewrites the last partial 4 KiB sector of the durable log
- *    with the same bytes, so a torn sector never damages durable records.
- *    Locking the log file against other processes is the engine's business.
+ *  - File I/O goes only through the ut_vfs given to ut_wal_open.  With
+ *    cfg.direct the file is opened for direct I/O where the file layer
+ *    allows it (else buffered): writes then cover whole device blocks
+ *    (f->dio_align), the partial block before a batch rewritten with its
+ *    own bytes, the rest of its last block zeroed, and the file is kept
+ *    ahead of the log by zero-filled growth (doubling, 64 KiB to 8 MiB a
+ *    step, best effort), so a commit's fdatasync has no metadata to write.
+ *    Recovery takes zeros after the last commit for that room, not for a
+ *    torn tail: it keeps them and reports a clean end.  Buffered, a batch
+ *    write rewrites the last partial 4 KiB sector of the durable log with
+ *    the same bytes.  Either way a torn block or sector never damages
+ *    durable records.  Locking the log file against other processes is the
+ *    engine's business.
  *
  * File format (little-endian, every record 8-byte aligned):
  *
@@ -154,6 +162,7 @@ typedef struct ut_wal_config {
 				     above every page LSN if the data file exists */
 	uint64_t reset_min_bytes; /* reclaim only when this much is reclaimable
 				     (0 -> 1 MiB) */
+	int direct;               /* ask for direct I/O (see "File I/O") */
 } ut_wal_config;
 
 enum ut_wal_stop {
