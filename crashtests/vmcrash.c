@@ -27,9 +27,11 @@
  *        start N        before the transaction's first write
  *        committed N    after ut_commit(N) returned
  *        checkpoint N   just before an explicit ut_checkpoint (every C commits)
- *        flush P        a monitor thread saw ut_stats page_writes +
- *                       dw_page_writes advance after >= 20 ms of quiet
- *                       (evictions, automatic checkpoints); P = pages so far
+ *        flush B dirty=D  the page cleaner starts the I/O of its Bth batch
+ *                       of this run (ut_pager_set_batch_hook: the copies
+ *                       are taken, no page of the batch written yet); D =
+ *                       frames dirty then, >= the batch's size (evictions,
+ *                       explicit and automatic checkpoints alike)
  *      until killed (or --txns / --max-secs: then it closes and exits 0).
  *      A fresh database (first boot, or after a reset) is first filled with
  *      transactions 1..W (--warmup), before "ready from W+1".
@@ -60,6 +62,7 @@
 #include <unistd.h>
 
 #include "untorn.h"
+#include "db.h" /* ut_db_pager, ut_pager_set_batch_hook: the cleaner's batches */
 
 #define KEYSPACE 800u
 #define HOT_KEYS 64u
@@ -501,6 +504,7 @@ struct run {
 	_Atomic int stop;
 	_Atomic int failed;
 	double deadline;
+	_Atomic uint64_t batches; /* cleaner batches started in this run */
 };
 
 static void *writer(void *arg)
@@ -577,37 +581,24 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static void *monitor(void *arg)
+/* The page cleaner's batch hook: called in the cleaner thread after it
+ * copied a batch and before the batch's first write (pool mutex not held),
+ * so the line marks the start of the batch's I/O.  Printed and flushed at
+ * once: the host times its kill from this line. */
+static void batch_started(void *arg)
 {
 	struct run *r = arg;
-	uint64_t last = 0;
-	double last_change = 0;
-	ut_stats st;
+	uint64_t b = atomic_fetch_add(&r->batches, 1) + 1;
+	size_t dirty = ut_pager_dirty_frames(ut_db_pager(r->db));
 
-	ut_stats_get(r->db, &st);
-	last = st.page_writes + st.dw_page_writes;
-	while (!atomic_load(&r->stop)) {
-		uint64_t w;
-		double t;
-
-		usleep(2000);
-		ut_stats_get(r->db, &st);
-		w = st.page_writes + st.dw_page_writes;
-		t = now_s();
-		if (w != last) {
-			if (t - last_change >= 0.020)
-				printf("flush %" PRIu64 "\n", w);
-			last = w;
-			last_change = t;
-		}
-	}
-	return NULL;
+	printf("flush %" PRIu64 " dirty=%zu\n", b, dirty);
+	fflush(stdout);
 }
 
 static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 {
 	struct run r;
-	pthread_t th[64], mon;
+	pthread_t th[64];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -649,13 +640,29 @@ static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 		       ut_protect_name(st.protect), st.direct_io, c->threads,
 		       c->ckpt_every, c->o.cache_bytes);
 	}
-	pthread_create(&mon, NULL, monitor, &r);
+	/* Every page write from here on goes through the page cleaner, whose
+	 * batch hook prints "flush".  The engine starts the cleaner on first
+	 * need (a frame wanted while all are dirty, an automatic checkpoint);
+	 * until then ut_checkpoint writes its batches in the caller, without
+	 * the hook.  Start it now with an (empty) asynchronous checkpoint: no
+	 * transaction is running, so this thread is the single writer. */
+	ut_pager_set_batch_hook(ut_db_pager(db), batch_started, &r);
+	{
+		int started;
+
+		if ((rc = ut_pager_checkpoint_async(ut_db_pager(db), &started))) {
+			printf("error: checkpoint to start the cleaner: %s: %s\n",
+			       ut_strerror(rc), ut_errdetail());
+			ut_close(db);
+			return 1;
+		}
+	}
 	for (int i = 0; i < c->threads; i++)
 		pthread_create(&th[i], NULL, writer, &r);
 	for (int i = 0; i < c->threads; i++)
 		pthread_join(th[i], NULL);
 	atomic_store(&r.stop, 1);
-	pthread_join(mon, NULL);
+	ut_pager_set_batch_hook(ut_db_pager(db), NULL, NULL);
 	rc = ut_close(db);
 	printf("run ended (no kill): %s, close %s\n",
 	       atomic_load(&r.failed) ? "FAILED" : "ok", ut_strerror(rc));
