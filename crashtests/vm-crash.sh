@@ -13,10 +13,11 @@
 # (crashtests/vm-guest.sh, crashtests/vmcrash.c) checks what the previous
 # kill left, then runs the workload, printing "start N", "committed N",
 # "checkpoint N" and "flush B dirty=D" (the page cleaner starts a batch of
-# at most D pages); this script SIGKILLs QEMU either inside the page writes
-# of the 1st-3rd cleaner batch (EVENT_SHARE, 75% of the cycles: EVENT_LEAD_MS
-# after its "flush" line, then a uniform point within D pages' requests at
-# the throttled rate) or at a random moment 0.3-5.3 s into the workload.  A fresh
+# at most D pages); this script SIGKILLs QEMU either inside the in-place
+# page writes of the 1st-3rd cleaner batch (EVENT_SHARE, 75% of the cycles:
+# EVENT_LEAD_MS after its "flush" line, past doublewrite's copies, then a
+# uniform point within D pages' requests at the throttled rate) or at a
+# random moment 0.3-5.3 s into the workload.  A fresh
 # database is first filled with WARMUP (200) transactions.  The next boot recovers and
 # checks: open succeeded, ut_check clean, the database equals the oracle
 # after exactly k transactions, last "committed" <= k <= last "start".  N
@@ -66,7 +67,7 @@ cache=1048576
 out=""
 aid_check=0
 quiet=0
-usage() { sed -n '2,50p' "$0" >&2; exit 2; }
+usage() { sed -n '2,51p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) modes=${2:?}; shift ;;
@@ -99,9 +100,11 @@ seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
 UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
 # required: a pass without its controls (unsafe tears, doublewrite repairs)
 # FAILS.  reported (--ci): they are counted and printed, not required: at
-# the measured 7.7% of unsafe cycles with a tear, 15 cycles show none in
-# about 30% of passes, so a short pass can neither prove nor disprove that
-# kills reach mid-write; violations fail either way.
+# the 7.7% of unsafe cycles with a tear measured with the old kill plan, 15
+# cycles showed none in about 30% of passes; at the 30% measured with kills
+# inside cleaner batches, 5 cycles show none in about 17%: a short pass can
+# neither prove nor disprove that kills reach mid-write; violations fail
+# either way.
 CONTROLS=${CONTROLS:-required}
 CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
 EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
@@ -112,14 +115,16 @@ EVENT_DELAY_MS=${EVENT_DELAY_MS:-300}  # event window when a line gives no batch
 EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a regex)
 # Requests per page of a cleaner batch, which the throttle serves one per
 # 1/iops s: unsafe writes 16 KiB in place (4 requests of max_sectors_kb=4),
-# doublewrite its copy first and then in place (8), atomic one RWF_ATOMIC
-# request (1).  An event kill lands uniformly within the batch's I/O,
-# which starts EVENT_LEAD_MS after the line: the batch first makes the log
-# durable up to its pages (the WAL rule: commits of other threads), about
-# 200 ms at 100 IOPS (measured: pages written by the batch, read raw after
-# the kill, against the kill's delay).
+# doublewrite its copy first (4, skipped: a kill there tears no page in
+# place) and then in place (4), atomic one RWF_ATOMIC request (1).  An
+# event kill lands uniformly within the batch's in-place writes, which
+# start EVENT_LEAD_MS after the line (plus the copies): the batch first
+# makes the log durable up to its pages (the WAL rule: commits of other
+# threads), about 200 ms at 100 IOPS (measured: pages written by the
+# batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
-req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 8 ;; *) echo 1 ;; esac; }
+req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
+req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 say() { [ "$quiet" = 1 ] || printf '%s\n' "$*" >&2; }
@@ -195,11 +200,11 @@ run_job() {
 		local last=$((c == ncyc + 1)) plan nth delay ckpt
 		# event: kill the nth "flush" line's batch (the cleaner prints
 		# it when the batch's I/O starts, with dirty=D >= its page count
-		# B, B <= 128) at a point drawn now: EVENT_LEAD_MS, then efrac/1000
-		# of the way through the batch's page writes, B * req_per_page /
-		# iops s
-		local efrac=$((RANDOM % 1000)) edelay="" rpp
-		rpp=$(req_per_page "$mode")
+		# B, B <= 128) at a point drawn now: EVENT_LEAD_MS (and the
+		# copies, B * req_skipped / iops s), then efrac/1000 of the way
+		# through the batch's in-place writes, B * req_per_page / iops s
+		local efrac=$((RANDOM % 1000)) edelay="" rpp rskip
+		rpp=$(req_per_page "$mode") rskip=$(req_skipped "$mode")
 		local coin=$((RANDOM % 100 < EVENT_SHARE))
 		[ "$KILL_PLAN" = event ] && coin=1
 		[ "$KILL_PLAN" = timed ] && coin=0
@@ -251,15 +256,16 @@ run_job() {
 				if ((ready)) && [ ! -e "$killf" ]; then
 					events=$((events + 1)); tlast_event=$(now)
 					if [ "$plan" = event ] && ((events == nth)); then
-						local b=${line##*dirty=} win
+						local b=${line##*dirty=} win skip=0
 						b=${b%% *}
 						if [[ $b =~ ^[0-9]+$ ]] && ((b > 0)); then
 							((b > 128)) && b=128
 							win=$((b * rpp * 1000 / iops))
+							skip=$((b * rskip * 1000 / iops))
 						else
 							b="?" win=$EVENT_DELAY_MS
 						fi
-						win=$((EVENT_LEAD_MS + efrac * win / 1000))
+						win=$((EVENT_LEAD_MS + skip + efrac * win / 1000))
 						edelay=$(printf '%d.%03d' $((win / 1000)) $((win % 1000)))
 						echo "### event kill in ${edelay}s (batch of <= ${b} pages)" >>"$log"
 						kill_after "$edelay" "${line%% *}" &
