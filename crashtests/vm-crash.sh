@@ -12,9 +12,12 @@
 # A cycle: boot the patched kernel on the carried-over disk image; the guest
 # (crashtests/vm-guest.sh, crashtests/vmcrash.c) checks what the previous
 # kill left, then runs the workload, printing "start N", "committed N",
-# "checkpoint N" and "flush P"; this script SIGKILLs QEMU either right after
-# the 1st-3rd "flush"/"checkpoint" line plus 0-0.3 s (about half of the
-# cycles) or at a random moment 0.3-5.3 s into the workload.  A fresh
+# "checkpoint N" and "flush B dirty=D" (the page cleaner starts a batch of
+# at most D pages); this script SIGKILLs QEMU either inside the in-place
+# page writes of the 1st-3rd cleaner batch (EVENT_SHARE, 75% of the cycles:
+# EVENT_LEAD_MS after its "flush" line, past doublewrite's copies, then a
+# uniform point within D pages' requests at the throttled rate) or at a
+# random moment 0.3-5.3 s into the workload.  A fresh
 # database is first filled with WARMUP (200) transactions.  The next boot recovers and
 # checks: open succeeded, ut_check clean, the database equals the oracle
 # after exactly k transactions, last "committed" <= k <= last "start".  N
@@ -44,7 +47,8 @@
 # Environment: KERNEL_PATCHED (else kernel-series/build.sh --print; this
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
-# (mixed|event|timed), EVENT_LINES, EVENT_DELAY_MS, BUILD_DIR (build-crash).
+# (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
+# EVENT_DELAY_MS, BUILD_DIR (build-crash).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -63,7 +67,7 @@ cache=1048576
 out=""
 aid_check=0
 quiet=0
-usage() { sed -n '2,45p' "$0" >&2; exit 2; }
+usage() { sed -n '2,51p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) modes=${2:?}; shift ;;
@@ -96,16 +100,31 @@ seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
 UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
 # required: a pass without its controls (unsafe tears, doublewrite repairs)
 # FAILS.  reported (--ci): they are counted and printed, not required: at
-# the measured 7.7% of unsafe cycles with a tear, 15 cycles show none in
-# about 30% of passes, so a short pass can neither prove nor disprove that
-# kills reach mid-write; violations fail either way.
+# the 7.7% of unsafe cycles with a tear measured with the old kill plan, 15
+# cycles showed none in about 30% of passes; at the 30% measured with kills
+# inside cleaner batches, 5 cycles show none in about 17%: a short pass can
+# neither prove nor disprove that kills reach mid-write; violations fail
+# either way.
 CONTROLS=${CONTROLS:-required}
 CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
 EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
 WARMUP=${WARMUP:-200}                  # transactions that fill a fresh database
 KILL_PLAN=${KILL_PLAN:-mixed}          # mixed | event | timed (tests of the harness)
-EVENT_DELAY_MS=${EVENT_DELAY_MS:-300}
-EVENT_LINES=${EVENT_LINES:-}           # e.g. "checkpoint": only these lines trigger  # event kills land 0..this-1 ms after the line
+EVENT_SHARE=${EVENT_SHARE:-75}         # percent of the cycles (mixed plan) with an event kill
+EVENT_DELAY_MS=${EVENT_DELAY_MS:-300}  # event window when a line gives no batch size
+EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a regex)
+# Requests per page of a cleaner batch, which the throttle serves one per
+# 1/iops s: unsafe writes 16 KiB in place (4 requests of max_sectors_kb=4),
+# doublewrite its copy first (4, skipped: a kill there tears no page in
+# place) and then in place (4), atomic one RWF_ATOMIC request (1).  An
+# event kill lands uniformly within the batch's in-place writes, which
+# start EVENT_LEAD_MS after the line (plus the copies): the batch first
+# makes the log durable up to its pages (the WAL rule: commits of other
+# threads), about 200 ms at 100 IOPS (measured: pages written by the
+# batch, read raw after the kill, against the kill's delay).
+EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
+req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
+req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 say() { [ "$quiet" = 1 ] || printf '%s\n' "$*" >&2; }
@@ -179,12 +198,14 @@ run_job() {
 			say "  $mode j$job: no $([ $mode = unsafe ] && echo tear || echo repair) yet: extra cycle $extra (of up to $EXTEND)"
 		fi
 		local last=$((c == ncyc + 1)) plan nth delay ckpt
-		# event: kill 0-399 ms after the nth flush/checkpoint line (the
-		# host sees the line some ms late already; a checkpoint in
-		# doublewrite mode writes its copies before the pages in place)
-		local edelay
-		edelay=$(printf '%d.%03d' $((RANDOM % EVENT_DELAY_MS / 1000)) $((RANDOM % EVENT_DELAY_MS % 1000)))
-		local coin=$((RANDOM % 2))
+		# event: kill the nth "flush" line's batch (the cleaner prints
+		# it when the batch's I/O starts, with dirty=D >= its page count
+		# B, B <= 128) at a point drawn now: EVENT_LEAD_MS (and the
+		# copies, B * req_skipped / iops s), then efrac/1000 of the way
+		# through the batch's in-place writes, B * req_per_page / iops s
+		local efrac=$((RANDOM % 1000)) edelay="" rpp rskip
+		rpp=$(req_per_page "$mode") rskip=$(req_skipped "$mode")
+		local coin=$((RANDOM % 100 < EVENT_SHARE))
 		[ "$KILL_PLAN" = event ] && coin=1
 		[ "$KILL_PLAN" = timed ] && coin=0
 		if ((coin)); then
@@ -209,7 +230,7 @@ run_job() {
 			kill -9 "$(cat "$pidf")" 2>/dev/null
 		}
 		t0=$(now)
-		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay edelay=$edelay args=${gargs[*]}" >>"$log"
+		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay efrac=$efrac args=${gargs[*]}" >>"$log"
 		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" \
 			-W "throttling.iops-write=$iops" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
@@ -235,6 +256,18 @@ run_job() {
 				if ((ready)) && [ ! -e "$killf" ]; then
 					events=$((events + 1)); tlast_event=$(now)
 					if [ "$plan" = event ] && ((events == nth)); then
+						local b=${line##*dirty=} win skip=0
+						b=${b%% *}
+						if [[ $b =~ ^[0-9]+$ ]] && ((b > 0)); then
+							((b > 128)) && b=128
+							win=$((b * rpp * 1000 / iops))
+							skip=$((b * rskip * 1000 / iops))
+						else
+							b="?" win=$EVENT_DELAY_MS
+						fi
+						win=$((EVENT_LEAD_MS + skip + efrac * win / 1000))
+						edelay=$(printf '%d.%03d' $((win / 1000)) $((win % 1000)))
+						echo "### event kill in ${edelay}s (batch of <= ${b} pages)" >>"$log"
 						kill_after "$edelay" "${line%% *}" &
 						etimer=$!
 					fi

@@ -17,6 +17,10 @@
  *      the last "start" line the host saw before the kill.  The oracle keeps
  *      state k (one SQLite transaction, synchronous=FULL).  One line:
  *        verdict ok|tear|VIOLATION k=.. lo=.. hi=.. open=.. check=.. ...
+ *      Before the open, one diagnostic line from a raw read of DB:
+ *        prescan pages=.. zero=.. newer_than_ckpt=.. bad=.. [bad_pages=..]
+ *      (pages passing their checksum with an LSN above the header's
+ *      checkpoint LSN: how far the interrupted batches got).
  *      tear = a page failed its checksum (open refused with UT_ECORRUPT,
  *      ut_check or the scan found it); in unsafe mode that is the expected
  *      outcome (the negative control), elsewhere also a violation.  After
@@ -27,9 +31,11 @@
  *        start N        before the transaction's first write
  *        committed N    after ut_commit(N) returned
  *        checkpoint N   just before an explicit ut_checkpoint (every C commits)
- *        flush P        a monitor thread saw ut_stats page_writes +
- *                       dw_page_writes advance after >= 20 ms of quiet
- *                       (evictions, automatic checkpoints); P = pages so far
+ *        flush B dirty=D  the page cleaner starts the I/O of its Bth batch
+ *                       of this run (ut_pager_set_batch_hook: the copies
+ *                       are taken, no page of the batch written yet); D =
+ *                       frames dirty then, >= the batch's size (evictions,
+ *                       explicit and automatic checkpoints alike)
  *      until killed (or --txns / --max-secs: then it closes and exits 0).
  *      A fresh database (first boot, or after a reset) is first filled with
  *      transactions 1..W (--warmup), before "ready from W+1".
@@ -60,6 +66,7 @@
 #include <unistd.h>
 
 #include "untorn.h"
+#include "db.h" /* ut_db_pager, ut_pager_set_batch_hook: the cleaner's batches */
 
 #define KEYSPACE 800u
 #define HOT_KEYS 64u
@@ -360,6 +367,49 @@ static void remove_db(const char *db, const char *why)
 
 /* ------------------------------------------------------------ the check */
 
+/* Before recovery, what the kill left in the data file, read raw: pages
+ * (after the header), all-zero ones, ones that pass their checksum with an
+ * LSN above the header's checkpoint LSN (written since the last completed
+ * checkpoint: how far the interrupted batches got), and ones failing it.
+ * Diagnostic only; the verdict comes from ut_open, ut_check and the scan. */
+static void prescan(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = malloc(UT_PAGE_SIZE);
+	uint64_t ckpt = 0, pages = 0, zero = 0, newer = 0, bad = 0;
+	char badl[128] = "";
+
+	if (!f || !buf)
+		goto out;
+	for (uint32_t pg = 0; fread(buf, 1, UT_PAGE_SIZE, f) == UT_PAGE_SIZE; pg++) {
+		int z = 1;
+
+		for (size_t i = 0; i < UT_PAGE_SIZE && z; i++)
+			z = !buf[i];
+		if (pg == 0) {
+			ckpt = ut_ld64(buf + UT_META_CKPT_LSN);
+			continue;
+		}
+		pages++;
+		if (z)
+			zero++;
+		else if (ut_page_verify(buf, pg, path) != UT_OK) {
+			if (++bad <= 8)
+				snprintf(badl + strlen(badl), sizeof(badl) - strlen(badl),
+					 "%s%u", bad > 1 ? "," : "", pg);
+		} else if (ut_page_lsn(buf) > ckpt)
+			newer++;
+	}
+	printf("prescan pages=%" PRIu64 " zero=%" PRIu64 " newer_than_ckpt=%" PRIu64
+	       " bad=%" PRIu64 "%s%s\n", pages, zero, newer, bad,
+	       bad ? " bad_pages=" : "", badl);
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	ut_clear_errdetail();
+}
+
 /* Returns the open handle (NULL when the database must be created anew)
  * and the transaction number it holds in *k. */
 static ut_db *check(struct cfg *c, sqlite3 *s, uint64_t *k_out, uint64_t *epoch_out)
@@ -395,6 +445,8 @@ static ut_db *check(struct cfg *c, sqlite3 *s, uint64_t *k_out, uint64_t *epoch_
 	}
 	if (lo > hi)
 		hi = lo; /* host saw a commit it had not seen start: impossible */
+	prescan(c->db);
+	t0 = now_s();
 	rc = ut_open(c->db, &c->o, &db);
 	t_open = now_s() - t0;
 	if (rc) {
@@ -501,6 +553,7 @@ struct run {
 	_Atomic int stop;
 	_Atomic int failed;
 	double deadline;
+	_Atomic uint64_t batches; /* cleaner batches started in this run */
 };
 
 static void *writer(void *arg)
@@ -577,37 +630,24 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static void *monitor(void *arg)
+/* The page cleaner's batch hook: called in the cleaner thread after it
+ * copied a batch and before the batch's first write (pool mutex not held),
+ * so the line marks the start of the batch's I/O.  Printed and flushed at
+ * once: the host times its kill from this line. */
+static void batch_started(void *arg)
 {
 	struct run *r = arg;
-	uint64_t last = 0;
-	double last_change = 0;
-	ut_stats st;
+	uint64_t b = atomic_fetch_add(&r->batches, 1) + 1;
+	size_t dirty = ut_pager_dirty_frames(ut_db_pager(r->db));
 
-	ut_stats_get(r->db, &st);
-	last = st.page_writes + st.dw_page_writes;
-	while (!atomic_load(&r->stop)) {
-		uint64_t w;
-		double t;
-
-		usleep(2000);
-		ut_stats_get(r->db, &st);
-		w = st.page_writes + st.dw_page_writes;
-		t = now_s();
-		if (w != last) {
-			if (t - last_change >= 0.020)
-				printf("flush %" PRIu64 "\n", w);
-			last = w;
-			last_change = t;
-		}
-	}
-	return NULL;
+	printf("flush %" PRIu64 " dirty=%zu\n", b, dirty);
+	fflush(stdout);
 }
 
 static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 {
 	struct run r;
-	pthread_t th[64], mon;
+	pthread_t th[64];
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -649,13 +689,29 @@ static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 		       ut_protect_name(st.protect), st.direct_io, c->threads,
 		       c->ckpt_every, c->o.cache_bytes);
 	}
-	pthread_create(&mon, NULL, monitor, &r);
+	/* Every page write from here on goes through the page cleaner, whose
+	 * batch hook prints "flush".  The engine starts the cleaner on first
+	 * need (a frame wanted while all are dirty, an automatic checkpoint);
+	 * until then ut_checkpoint writes its batches in the caller, without
+	 * the hook.  Start it now with an (empty) asynchronous checkpoint: no
+	 * transaction is running, so this thread is the single writer. */
+	ut_pager_set_batch_hook(ut_db_pager(db), batch_started, &r);
+	{
+		int started;
+
+		if ((rc = ut_pager_checkpoint_async(ut_db_pager(db), &started))) {
+			printf("error: checkpoint to start the cleaner: %s: %s\n",
+			       ut_strerror(rc), ut_errdetail());
+			ut_close(db);
+			return 1;
+		}
+	}
 	for (int i = 0; i < c->threads; i++)
 		pthread_create(&th[i], NULL, writer, &r);
 	for (int i = 0; i < c->threads; i++)
 		pthread_join(th[i], NULL);
 	atomic_store(&r.stop, 1);
-	pthread_join(mon, NULL);
+	ut_pager_set_batch_hook(ut_db_pager(db), NULL, NULL);
 	rc = ut_close(db);
 	printf("run ended (no kill): %s, close %s\n",
 	       atomic_load(&r.failed) ? "FAILED" : "ok", ut_strerror(rc));
