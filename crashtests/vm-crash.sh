@@ -101,8 +101,8 @@ UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
 # required: a pass without its controls (unsafe tears, doublewrite repairs)
 # FAILS.  reported (--ci): they are counted and printed, not required: at
 # the 7.7% of unsafe cycles with a tear measured with the old kill plan, 15
-# cycles showed none in about 30% of passes; at the 30% measured with kills
-# inside cleaner batches, 5 cycles show none in about 17%: a short pass can
+# cycles showed none in about 30% of passes; at the 33% measured with kills
+# inside cleaner batches, 5 cycles show none in about 13%: a short pass can
 # neither prove nor disprove that kills reach mid-write; violations fail
 # either way.
 CONTROLS=${CONTROLS:-required}
