@@ -52,8 +52,8 @@
  * Figures per run (measured interval only; close excluded):
  *   ops/s, commits (durable transactions), p50/p99/p99.9 latency of one
  *   transaction in microseconds; at the device (the block device holding -d,
- *   from /sys/dev/block/MAJ:MIN/stat: what the filesystem and engine really
- *   sent): bytes written, write requests, flushes; untorn's own counters
+ *   from /sys/dev/block/MAJ:MIN/stat, or the stat files listed in
+ *   BENCH_DEVSTAT: what the filesystem and engine really sent): bytes written, write requests, flushes; untorn's own counters
  *   (ut_stats): in-place page bytes, double-write bytes, log bytes, syncs;
  *   SQLite's from a counting VFS shim: main-file bytes (its checkpoints) as
  *   page bytes, -wal bytes as log bytes, xSync calls as syncs; peak RSS of
@@ -241,27 +241,44 @@ static void lat_done(struct lat *l, struct result *r)
  * stat has the same fields). */
 struct devstat { double wreqs, wbytes, flushes; };
 
-static void devstat_read(const char *dir, struct devstat *d)
+static void devstat_add(const char *path, struct devstat *d)
 {
 	unsigned long long f[17] = { 0 };
-	struct stat st;
-	char p[128];
-	FILE *fp;
+	FILE *fp = fopen(path, "r");
 
-	memset(d, 0, sizeof(*d));
-	if (stat(dir, &st))
-		return;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-		 minor(st.st_dev));
-	if (!(fp = fopen(p, "r")))
+	if (!fp)
 		return;
 	for (int i = 0; i < 17; i++)
 		if (fscanf(fp, "%llu", &f[i]) != 1)
 			break;
 	fclose(fp);
-	d->wreqs = (double)f[4];
-	d->wbytes = (double)f[6] * 512;
-	d->flushes = (double)f[15];
+	d->wreqs += (double)f[4];
+	d->wbytes += (double)f[6] * 512;
+	d->flushes += (double)f[15];
+}
+
+/* BENCH_DEVSTAT (colon-separated stat files, summed) names the devices
+ * when st_dev does not: XFS realtime file data lives on the rt device. */
+static void devstat_read(const char *dir, struct devstat *d)
+{
+	const char *list = getenv("BENCH_DEVSTAT");
+	struct stat st;
+	char p[256];
+
+	memset(d, 0, sizeof(*d));
+	if (list && *list) {
+		for (const char *s = list, *e; *s; s = *e ? e + 1 : e) {
+			e = s + strcspn(s, ":");
+			snprintf(p, sizeof(p), "%.*s", (int)(e - s), s);
+			devstat_add(p, d);
+		}
+		return;
+	}
+	if (stat(dir, &st))
+		return;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+		 minor(st.st_dev));
+	devstat_add(p, d);
 }
 
 static void rss_reset(void)
