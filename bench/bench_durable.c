@@ -88,7 +88,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +101,7 @@
 #endif
 
 #include "child.h"
+#include "sysstat.h"
 #include "untorn.h"
 #include "db.h"  /* ut_db_set_checkpoint_bytes (preload), ut_db_wal */
 #include "wal.h" /* ut_wal_stats_get: log syncs apart from page-flush syncs */
@@ -239,30 +239,12 @@ static void lat_done(struct lat *l, struct result *r)
 
 /* The block device holding dir: /sys/dev/block/MAJ:MIN/stat (a partition's
  * stat has the same fields). */
-struct devstat { double wreqs, wbytes, flushes; };
-
-static void devstat_add(const char *path, struct devstat *d)
-{
-	unsigned long long f[17] = { 0 };
-	FILE *fp = fopen(path, "r");
-
-	if (!fp)
-		return;
-	for (int i = 0; i < 17; i++)
-		if (fscanf(fp, "%llu", &f[i]) != 1)
-			break;
-	fclose(fp);
-	d->wreqs += (double)f[4];
-	d->wbytes += (double)f[6] * 512;
-	d->flushes += (double)f[15];
-}
 
 /* BENCH_DEVSTAT (colon-separated stat files, summed) names the devices
  * when st_dev does not: XFS realtime file data lives on the rt device. */
 static void devstat_read(const char *dir, struct devstat *d)
 {
 	const char *list = getenv("BENCH_DEVSTAT");
-	struct stat st;
 	char p[256];
 
 	memset(d, 0, sizeof(*d));
@@ -274,10 +256,7 @@ static void devstat_read(const char *dir, struct devstat *d)
 		}
 		return;
 	}
-	if (stat(dir, &st))
-		return;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-		 minor(st.st_dev));
+	devstat_path(dir, p, sizeof(p));
 	devstat_add(p, d);
 }
 
@@ -305,25 +284,6 @@ static double rss_peak_kib(void)
 	return v;
 }
 
-/* busy and total jiffies of all CPUs (/proc/stat "cpu" line; idle and
- * iowait count as not busy): in the VM, whether the guest CPUs or the disk
- * set the pace */
-static void cpu_read(double *busy, double *total)
-{
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-
-	*busy = *total = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-		for (int i = 0; i < 8; i++)
-			*total += (double)v[i];
-		*busy = *total - (double)v[3] - (double)v[4];
-	}
-	fclose(f);
-}
 
 /* ------------------------------------------------------------ files */
 
