@@ -52,8 +52,8 @@
  * Figures per run (measured interval only; close excluded):
  *   ops/s, commits (durable transactions), p50/p99/p99.9 latency of one
  *   transaction in microseconds; at the device (the block device holding -d,
- *   from /sys/dev/block/MAJ:MIN/stat: what the filesystem and engine really
- *   sent): bytes written, write requests, flushes; untorn's own counters
+ *   from /sys/dev/block/MAJ:MIN/stat, or the stat files listed in
+ *   BENCH_DEVSTAT: what the filesystem and engine really sent): bytes written, write requests, flushes; untorn's own counters
  *   (ut_stats): in-place page bytes, double-write bytes, log bytes, syncs;
  *   SQLite's from a counting VFS shim: main-file bytes (its checkpoints) as
  *   page bytes, -wal bytes as log bytes, xSync calls as syncs; peak RSS of
@@ -88,7 +88,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +101,7 @@
 #endif
 
 #include "child.h"
+#include "sysstat.h"
 #include "untorn.h"
 #include "db.h"  /* ut_db_set_checkpoint_bytes (preload), ut_db_wal */
 #include "wal.h" /* ut_wal_stats_get: log syncs apart from page-flush syncs */
@@ -239,29 +239,25 @@ static void lat_done(struct lat *l, struct result *r)
 
 /* The block device holding dir: /sys/dev/block/MAJ:MIN/stat (a partition's
  * stat has the same fields). */
-struct devstat { double wreqs, wbytes, flushes; };
 
+/* BENCH_DEVSTAT (colon-separated stat files, summed) names the devices
+ * when st_dev does not: XFS realtime file data lives on the rt device. */
 static void devstat_read(const char *dir, struct devstat *d)
 {
-	unsigned long long f[17] = { 0 };
-	struct stat st;
-	char p[128];
-	FILE *fp;
+	const char *list = getenv("BENCH_DEVSTAT");
+	char p[256];
 
 	memset(d, 0, sizeof(*d));
-	if (stat(dir, &st))
+	if (list && *list) {
+		for (const char *s = list, *e; *s; s = *e ? e + 1 : e) {
+			e = s + strcspn(s, ":");
+			snprintf(p, sizeof(p), "%.*s", (int)(e - s), s);
+			devstat_add(p, d);
+		}
 		return;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-		 minor(st.st_dev));
-	if (!(fp = fopen(p, "r")))
-		return;
-	for (int i = 0; i < 17; i++)
-		if (fscanf(fp, "%llu", &f[i]) != 1)
-			break;
-	fclose(fp);
-	d->wreqs = (double)f[4];
-	d->wbytes = (double)f[6] * 512;
-	d->flushes = (double)f[15];
+	}
+	devstat_path(dir, p, sizeof(p));
+	devstat_add(p, d);
 }
 
 static void rss_reset(void)
@@ -288,25 +284,6 @@ static double rss_peak_kib(void)
 	return v;
 }
 
-/* busy and total jiffies of all CPUs (/proc/stat "cpu" line; idle and
- * iowait count as not busy): in the VM, whether the guest CPUs or the disk
- * set the pace */
-static void cpu_read(double *busy, double *total)
-{
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-
-	*busy = *total = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-		for (int i = 0; i < 8; i++)
-			*total += (double)v[i];
-		*busy = *total - (double)v[3] - (double)v[4];
-	}
-	fclose(f);
-}
 
 /* ------------------------------------------------------------ files */
 

@@ -24,11 +24,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "sysstat.h"
 #include "ut_atomic_compat.h" /* RWF_ATOMIC for glibc 2.36 */
 
 #define PAGE 16384
@@ -49,56 +49,6 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-struct devstat { double wreqs, wbytes, flushes; };
-
-/* /sys/dev/block/M:m/stat of the device holding (or being) path */
-static void devstat_path(const char *path, char *buf, size_t n)
-{
-	struct stat st;
-
-	buf[0] = 0;
-	if (stat(path, &st))
-		return;
-	if (S_ISBLK(st.st_mode))
-		snprintf(buf, n, "/sys/dev/block/%u:%u/stat", major(st.st_rdev),
-			 minor(st.st_rdev));
-	else
-		snprintf(buf, n, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-			 minor(st.st_dev));
-}
-
-static void devstat_read(const char *p, struct devstat *d)
-{
-	unsigned long long f[17] = { 0 };
-	FILE *fp = *p ? fopen(p, "r") : NULL;
-
-	memset(d, 0, sizeof(*d));
-	if (!fp)
-		return;
-	for (int i = 0; i < 17; i++)
-		if (fscanf(fp, "%llu", &f[i]) != 1)
-			break;
-	fclose(fp);
-	d->wreqs = (double)f[4];
-	d->wbytes = (double)f[6] * 512;
-	d->flushes = (double)f[15];
-}
-
-static void cpu_read(double *busy, double *total)
-{
-	unsigned long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-
-	*busy = *total = 0;
-	if (f && fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			&v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-		for (int i = 0; i < 8; i++)
-			*total += (double)v[i];
-		*busy = *total - (double)v[3] - (double)v[4];
-	}
-	if (f)
-		fclose(f);
-}
 
 static int fcmp(const void *a, const void *b)
 {
@@ -181,7 +131,8 @@ int main(int argc, char **argv)
 	t0 = 0;
 	for (int measuring = 0; measuring < 2; measuring++) {
 		if (measuring) {
-			devstat_read(sp, &d0);
+			memset(&d0, 0, sizeof(d0));
+			devstat_add(sp, &d0);
 			cpu_read(&cb0, &ct0);
 			t0 = now();
 			tend = t0 + secs;
@@ -222,7 +173,8 @@ int main(int argc, char **argv)
 		double el = now() - t0, p50 = 0, p99 = 0, p999 = 0;
 		double wb, wr, fl;
 
-		devstat_read(sp, &d1);
+		memset(&d1, 0, sizeof(d1));
+		devstat_add(sp, &d1);
 		cpu_read(&cb1, &ct1);
 		if (nlat) {
 			qsort(lat, nlat, sizeof(float), fcmp);

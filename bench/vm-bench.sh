@@ -7,7 +7,7 @@
 # build-vmbench/), takes the patched kernel (kernel-series/build.sh: cached,
 # or built), makes the guest image and two fresh disks, boots the patched
 # kernel once per device-model profile and runs, inside that one guest, on
-# XFS with 16 KiB blocks:
+# XFS with 16 KiB blocks (--fs: XFS realtime, ext4 bigalloc, ext4 too):
 #   ceiling  raw_atomic: 16 KiB RWF_ATOMIC O_DIRECT writes at random aligned
 #            offsets of the raw disk, fdatasync after each (before and after
 #            each workload)
@@ -50,6 +50,14 @@
 #   --secs T --warmup W  per measured run of w2..w5 (default 8) and warm-up
 #                      before each (default 3)
 #   --bps N --iops N   device model limits (default 1500000, 1000)
+#   --fs LIST          filesystems (default xfs16k): the first runs every
+#                      profile and workload above; each further one (xfsrt:
+#                      XFS realtime, 4 KiB blocks, 16 KiB rt extents;
+#                      ext4bigalloc: 4 KiB blocks, 16 KiB clusters; ext4:
+#                      4 KiB blocks, no atomic unit) runs profile plp,
+#                      workload 1, as profile "plp-FS", with --fs-systems
+#   --fs-systems LIST  default atomic,doublewrite,unsafe,sqlite (ext4:
+#                      without atomic)
 #   --out DIR          results (default bench/results): NAME.csv, NAME.txt
 #                      (summary), NAME.log (guest output), NAME-*.png
 #   --name NAME        default vm-bench (--quick: vm-bench-quick)
@@ -64,6 +72,7 @@ VM=$ROOT/kernel-series/vm
 quick=0
 profiles="" workloads="" flush_wl=1 systems="" flush_sys=atomic,doublewrite,unsafe,sqlite rounds="" rounds_other=3
 secs=8 secs1="" warm=3 bps=1500000 iops=1000 out=$ROOT/bench/results name="" kernel=${KERNEL:-}
+fslist=xfs16k fs_systems=atomic,doublewrite,unsafe,sqlite
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -79,10 +88,12 @@ while [ $# -gt 0 ]; do
 	--warmup) warm=$2; shift ;;
 	--bps) bps=$2; shift ;;
 	--iops) iops=$2; shift ;;
+	--fs) fslist=$2; shift ;;
+	--fs-systems) fs_systems=$2; shift ;;
 	--out) out=$2; shift ;;
 	--name) name=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
-	-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,65p' "$0"; exit 0 ;;
 	*) echo "vm-bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -138,9 +149,9 @@ echo "profile,wl,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99
 
 # Guest command script for one boot: the workloads of LIST, each between two
 # ceiling runs.  "wl,NAME" lines tell the host which workload follows.
-guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS
+guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS FS
 	local w
-	echo "/bin/vm-guest.sh setup || exit 3"
+	echo "/bin/vm-guest.sh setup $5 || exit 3"
 	for w in ${1//,/ }; do
 		local args r=$3 t=$secs
 		case $w in
@@ -153,36 +164,71 @@ guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS
 		esac
 		[ "$w" = 4 ] && args+=" -w 0" || args+=" -w $warm"
 		echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
-		echo "echo wl,w$w; /bin/vm-guest.sh bench $args -t $t -m $4 --rounds $r --no-copy"
+		echo "echo wl,w$w; /bin/vm-guest.sh bench $5 $args -t $t -m $4 --rounds $r --no-copy"
 	done
 	echo "echo wl,ceiling; /bin/vm-guest.sh raw $secs 0"
 }
 
+# Fresh, fully allocated images (no host hole-filling in the measured runs),
+# written in full by mkfs (no lazy initialisation during the runs).
+make_disks() { # make_disks FS
+	rm -f "$WORK"/*.img
+	fallocate -l 1G "$WORK/$1.img"
+	fallocate -l 256M "$WORK/raw.img"
+	case $1 in
+	xfs16k) mkfs.xfs -q -f -K -L xfs16k -b size=16k -s size=4k "$WORK/$1.img" ;;
+	xfsrt)
+		fallocate -l 1G "$WORK/xfsrtdev.img"
+		mkfs.xfs -q -f -K -L xfsrt -b size=4k -s size=4k -d rtinherit=1 \
+			-r rtdev="$WORK/xfsrtdev.img",extsize=16k "$WORK/$1.img" ;;
+	ext4bigalloc) mkfs.ext4 -q -F -L ext4bigalloc -b 4096 -O bigalloc -C 16384 \
+			-E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$WORK/$1.img" ;;
+	ext4) mkfs.ext4 -q -F -L ext4 -b 4096 \
+			-E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$WORK/$1.img" ;;
+	*) echo "vm-bench.sh: unknown filesystem $1" >&2; exit 2 ;;
+	esac >/dev/null
+}
+
+# One boot per run: LABEL:PROFILE:FS:WORKLOADS:SYSTEMS
+runs=()
+first_fs=${fslist%%,*}
 for prof in ${profiles//,/ }; do
+	label=$prof
+	[ "$first_fs" = xfs16k ] || label=$prof-$first_fs
 	case $prof in
-	plp) model="cache.no-flush=on" wl=$workloads sys=$systems ;;
-	flush) model="cache.no-flush=off" wl=$flush_wl sys=$flush_sys ;;
+	plp) runs+=("$label:$prof:$first_fs:$workloads:$systems") ;;
+	flush) runs+=("$label:$prof:$first_fs:$flush_wl:$flush_sys") ;;
 	*) echo "vm-bench.sh: unknown profile $prof" >&2; exit 2 ;;
 	esac
+done
+for fs in $(echo "${fslist#"$first_fs"}" | tr , ' '); do
+	sys=$fs_systems
+	[ "$fs" = ext4 ] && sys=$(echo ",$sys," | sed 's/,atomic,/,/; s/^,//; s/,$//')
+	runs+=("plp-$fs:plp:$fs:1:$sys")
+done
+
+for run in "${runs[@]}"; do
+	IFS=: read -r label prof fs wl sys <<<"$run"
+	case $prof in
+	plp) model="cache.no-flush=on" ;;
+	flush) model="cache.no-flush=off" ;;
+	esac
 	model+=",throttling.bps-write=$bps,throttling.iops-write=$iops,throttling.iops-size=16384"
-	say "profile $prof: fresh disks, device model $model"
-	# Fresh, fully allocated images (no host hole-filling in the measured runs).
-	rm -f "$WORK/xfs16k.img" "$WORK/raw.img"
-	fallocate -l 1G "$WORK/xfs16k.img"
-	fallocate -l 256M "$WORK/raw.img"
-	mkfs.xfs -q -f -K -L xfs16k -b size=16k -s size=4k "$WORK/xfs16k.img" >/dev/null
-	guest_script "$wl" "$rounds" "$rounds_other" "$sys" >"$WORK/guest-$prof.sh"
+	say "run $label: $fs, fresh disks, device model $model"
+	make_disks "$fs"
+	disks=(-D "$fs=$WORK/$fs.img" -x "$fs=$model" -D "raw=$WORK/raw.img" -x "raw=$model")
+	[ "$fs" = xfsrt ] && disks+=(-D "xfsrtdev=$WORK/xfsrtdev.img" -x "xfsrtdev=$model")
+	guest_script "$wl" "$rounds" "$rounds_other" "$sys" "$fs" >"$WORK/guest-$label.sh"
 	echo "guest script:" >&2
-	sed 's/^/  /' "$WORK/guest-$prof.sh" >&2
+	sed 's/^/  /' "$WORK/guest-$label.sh" >&2
 	# time limit: generous (TCG on a shared host), so a slow host still ends
 	tmo=$((600 + 400 * $(echo "${wl//,/ }" | wc -w) * rounds))
 	say "boot: patched kernel, $NVME_AID_PARAM=$NVME_AID_ON (16 KiB atomic unit), timeout ${tmo}s"
 	set +e
 	bash "$VM/boot.sh" -k "$kernel" -i "$WORK/initramfs.cpio.gz" -t "$tmo" \
-		-a "$NVME_AID_PARAM=$NVME_AID_ON" -D "xfs16k=$WORK/xfs16k.img" -D "raw=$WORK/raw.img" \
-		-x "xfs16k=$model" -x "raw=$model" -f "$WORK/guest-$prof.sh" |
-		{ echo "=== profile $prof: $model" >>"$log"; tee -a "$log"; } |
-		awk -v p="$prof" -v csv="$csv" -F, '/^wl,/ { wl = $2; next }
+		-a "$NVME_AID_PARAM=$NVME_AID_ON" "${disks[@]}" -f "$WORK/guest-$label.sh" |
+		{ echo "=== profile $label ($fs): $model" >>"$log"; tee -a "$log"; } |
+		awk -v p="$label" -v csv="$csv" -F, '/^wl,/ { wl = $2; next }
 			/^csv,/ { sub(/^csv,/, ""); print p "," wl "," $0 >>csv; fflush(csv); next }
 			{ print; fflush() }'
 	rc=${PIPESTATUS[0]}
@@ -193,8 +239,8 @@ done
 say "summary"
 {
 	echo "vm-bench: $stamp, commit $commit$dirty, kernel $(basename "$kernel"), QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') TCG"
-	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) (profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
-	echo "device model: NVMe, XFS 16 KiB blocks; throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
+	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")(profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
+	echo "device model: NVMe; filesystems $fslist (profiles plp and flush on $first_fs; plp-FS on FS); throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (host load average at the end; 2 host cores shared with other jobs: rates are emulated and noisy)"
 	echo
 	bash "$ROOT/bench/vm-report.sh" "$csv" "$bps"
