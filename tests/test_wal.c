@@ -994,10 +994,26 @@ static void test_direct_grows_ahead(void **state)
 	append_range(w, 5, NT, NT + 3, 200, 1, NULL);
 	assert_int_equal(ut_simdisk_file_size(d, "g-wal", &size2), UT_OK);
 	assert_int_equal(size2, size);
+	/* one batch of more than 64 KiB past the end extends the file itself,
+	 * with no zeros after it */
+	{
+		uint64_t lsn = 0;
+		unsigned i = NT + 3;
+
+		do {
+			gen_txn(&G, 5, i++, 9000);
+			assert_int_equal(ut_wal_append_txn(w, G.d, G.n, &lsn), UT_OK);
+		} while (UT_WAL_DATA_OFF + (lsn - 1) < size + 64 * 1024);
+		assert_int_equal(ut_wal_flush_to(w, lsn), UT_OK);
+		end = UT_WAL_DATA_OFF + (lsn - 1);
+		assert_int_equal(ut_simdisk_file_size(d, "g-wal", &size2), UT_OK);
+		assert_int_equal(size2, (end + 511) / 512 * 512);
+	}
 	ut_wal_close(w);
 	assert_int_equal(ut_wal_open(v, "g-wal", &direct_cfg, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
-	assert_int_equal(info.txns_replayed, NT + 3);
+	assert_true(info.txns_replayed > NT + 3);
+	assert_int_equal(info.end_lsn, end - UT_WAL_DATA_OFF + 1);
 	assert_int_equal(info.stop_reason, UT_WAL_STOP_END);
 	ut_wal_close(w);
 	ut_simdisk_free(d);

@@ -286,17 +286,22 @@ static int log_write(ut_wal *w, const void *buf, size_t len, uint64_t off,
 	return UT_OK;
 }
 
-/* Direct handles: after a write that reached the file's end, zero-fill
- * ahead of it, doubling the file (GROW_MIN..GROW_MAX a step).  Best effort:
- * on a full disk the file just stays shorter; the log works either way. */
-static void grow_ahead(ut_wal *w, uint64_t end)
+/* Direct handles: after a small write (under GROW_MIN) that reached the
+ * file's end, zero-fill ahead of it, doubling the file (GROW_MIN..GROW_MAX
+ * a step).  Small commits then overwrite written blocks, and the zeros cost
+ * about as many bytes as their records.  A large write extends the file
+ * itself: its one size update is cheap beside its bytes, and zeros ahead of
+ * it would double them.  Best effort: on a full disk the file just stays
+ * shorter; the log works either way. */
+static void grow_ahead(ut_wal *w, uint64_t end, size_t len)
 {
 	static const size_t chunk = 256 * 1024;
 	uint32_t al = w->f->dio_align;
 	uint64_t step = w->file_size, to;
 	unsigned char *zeros;
 
-	if (!w->f->direct || ((end + al - 1) & ~(uint64_t)(al - 1)) < w->file_size)
+	if (!w->f->direct || len >= GROW_MIN ||
+	    ((end + al - 1) & ~(uint64_t)(al - 1)) < w->file_size)
 		return;
 	step = step < GROW_MIN ? GROW_MIN : step > GROW_MAX ? GROW_MAX : step;
 	to = (end + step + GROW_MIN - 1) / GROW_MIN * GROW_MIN;
@@ -642,7 +647,7 @@ static int write_sync(ut_wal *w, const walbuf *b, uint64_t start_lsn)
 	int rc = log_write(w, b->p, b->len, off, 1);
 
 	if (rc == UT_OK) {
-		grow_ahead(w, off + b->len);
+		grow_ahead(w, off + b->len, b->len);
 		rc = ut_file_sync(w->f);
 	}
 	return rc;
@@ -677,7 +682,7 @@ static int lead_flush(ut_wal *w, int sync)
 
 		rc = log_write(w, take.p, take.len, off, 1);
 		if (rc == UT_OK)
-			grow_ahead(w, off + take.len);
+			grow_ahead(w, off + take.len, take.len);
 	}
 	if (rc == UT_OK && sync)
 		rc = ut_file_sync(w->f);

@@ -108,8 +108,9 @@
  *    allows it (else buffered): writes then cover whole device blocks
  *    (f->dio_align), the partial block before a batch rewritten with its
  *    own bytes, the rest of its last block zeroed, and the file is kept
- *    ahead of the log by zero-filled growth (doubling, 64 KiB to 8 MiB a
- *    step, best effort), so a commit's fdatasync has no metadata to write.
+ *    ahead of small batches (under 64 KiB) by zero-filled growth
+ *    (doubling, 64 KiB to 8 MiB a step, best effort), so their fdatasync
+ *    has no metadata to write; a larger batch extends the file itself.
  *    Recovery takes zeros after the last commit for that room, not for a
  *    torn tail: it keeps them and reports a clean end.  Buffered, a batch
  *    write rewrites the last partial 4 KiB sector of the durable log with
