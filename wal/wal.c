@@ -181,8 +181,8 @@ static int decode_header(const unsigned char *h, uint64_t *epoch,
  * (16 KiB on a filesystem of 16 KiB blocks) and, while the file grows, a
  * metadata commit for its size at every fdatasync.  Direct, the log writes
  * only the device blocks (dio_align, usually 512 bytes) its bytes touch,
- * from an aligned staging buffer, and keeps the file ahead of the log with
- * zeros, so that the fdatasync of a commit has no metadata to carry.  The
+ * from an aligned staging buffer, and keeps the file ahead of small batches
+ * with zeros, so that the fdatasync of a commit has no metadata to carry.  The
  * partial block at the start of a write is completed with the bytes already
  * there (the kept copy of the last block written, else read back), so
  * durable records are rewritten with their own bytes, block by block; the
@@ -259,9 +259,8 @@ static int log_write(ut_wal *w, const void *buf, size_t len, uint64_t off,
 	uint64_t end = off + len, a, b;
 	int rc;
 
-	if (!w->f->direct) {
+	if (!w->f->direct)
 		return ut_file_write(w->f, buf, len, off, 0);
-	}
 	a = off & ~(uint64_t)(al - 1);
 	b = (end + al - 1) & ~(uint64_t)(al - 1);
 	if ((rc = stage_reserve(w, (size_t)(b - a))))
@@ -318,6 +317,16 @@ static void grow_ahead(ut_wal *w, uint64_t end, size_t len)
 		w->file_size = at;
 	}
 	free(zeros);
+}
+
+/* Write a batch at the log's end, and keep the file ahead of it. */
+static int append_batch(ut_wal *w, const void *buf, size_t len, uint64_t off)
+{
+	int rc = log_write(w, buf, len, off, 1);
+
+	if (rc == UT_OK)
+		grow_ahead(w, off + len, len);
+	return rc;
 }
 
 static int truncate_log(ut_wal *w, uint64_t size)
@@ -643,13 +652,11 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
  * or held (reset); touches no shared state except the file. */
 static int write_sync(ut_wal *w, const walbuf *b, uint64_t start_lsn)
 {
-	uint64_t off = UT_WAL_DATA_OFF + (b->lsn - start_lsn);
-	int rc = log_write(w, b->p, b->len, off, 1);
+	int rc = append_batch(w, b->p, b->len,
+			      UT_WAL_DATA_OFF + (b->lsn - start_lsn));
 
-	if (rc == UT_OK) {
-		grow_ahead(w, off + b->len, b->len);
+	if (rc == UT_OK)
 		rc = ut_file_sync(w->f);
-	}
 	return rc;
 }
 
@@ -660,6 +667,7 @@ static int lead_flush(ut_wal *w, int sync)
 {
 	walbuf take = w->active;
 	uint64_t start = w->start_lsn, end = take.lsn + take.len;
+	uint64_t off = UT_WAL_DATA_OFF + (take.lsn - start);
 	int rc = UT_OK;
 
 	w->active = w->spare;
@@ -671,18 +679,12 @@ static int lead_flush(ut_wal *w, int sync)
 	if (take.len && !sync && w->fb) {
 		/* Handing the bytes to the OS is all a lazy write owes; a
 		 * direct one would wait for the device. */
-		uint64_t off = UT_WAL_DATA_OFF + (take.lsn - start);
-
 		rc = ut_file_write(w->fb, take.p, take.len, off, 0);
 		w->last_off = NO_BLOCK;
 		if (rc == UT_OK && off + take.len > w->file_size)
 			w->file_size = off + take.len;
 	} else if (take.len) {
-		uint64_t off = UT_WAL_DATA_OFF + (take.lsn - start);
-
-		rc = log_write(w, take.p, take.len, off, 1);
-		if (rc == UT_OK)
-			grow_ahead(w, off + take.len, take.len);
+		rc = append_batch(w, take.p, take.len, off);
 	}
 	if (rc == UT_OK && sync)
 		rc = ut_file_sync(w->f);
@@ -692,7 +694,7 @@ static int lead_flush(ut_wal *w, int sync)
 		 * an earlier unsynced write handed over belong to sync=0 commits
 		 * that returned (and whose pages may be in the data file): keep
 		 * them. */
-		if (truncate_log(w, UT_WAL_DATA_OFF + (take.lsn - start)) == UT_OK)
+		if (truncate_log(w, off) == UT_OK)
 			(void)ut_file_sync(w->f);
 	}
 
@@ -904,14 +906,6 @@ static int commit_matches(const unsigned char *p, uint64_t txn_start,
 	       get32(p + 12) == deltas;
 }
 
-/* After a bad record at file offset bad_off (expected LSN bad_lsn): did the
- * log go on?  Evidence is a valid record of this epoch further on, at any
- * byte offset, that either (a) sits where its LSN does not belong -- bytes
- * were inserted or removed before it, which no crash does, since records
- * are only ever written at their own position -- or (b) has a durable floor
- * beyond bad_lsn: it was appended after the bad bytes had been synced.  The
- * records of a torn last batch have neither.  Returns 1 with *lost_end =
- * the highest LSN such records reach, 0 for none, or a negative code. */
 /* 1 when [off, size) holds only zeros (space a direct log grew into ahead
  * of its records: no tail to cut), 0 if not, or a negative code. */
 static int zeros_to_end(reader *rd, uint64_t off, uint64_t size)
@@ -936,6 +930,14 @@ static int zeros_to_end(reader *rd, uint64_t off, uint64_t size)
 	return 1;
 }
 
+/* After a bad record at file offset bad_off (expected LSN bad_lsn): did the
+ * log go on?  Evidence is a valid record of this epoch further on, at any
+ * byte offset, that either (a) sits where its LSN does not belong -- bytes
+ * were inserted or removed before it, which no crash does, since records
+ * are only ever written at their own position -- or (b) has a durable floor
+ * beyond bad_lsn: it was appended after the bad bytes had been synced.  The
+ * records of a torn last batch have neither.  Returns 1 with *lost_end =
+ * the highest LSN such records reach, 0 for none, or a negative code. */
 static int later_evidence(ut_wal *w, reader *rd, uint64_t bad_off,
 			  uint64_t bad_lsn, uint64_t size, uint64_t *lost_end)
 {
