@@ -53,8 +53,10 @@
  *   ops/s, commits (durable transactions), p50/p99/p99.9 latency of one
  *   transaction in microseconds; at the device (the block device holding -d,
  *   from /sys/dev/block/MAJ:MIN/stat, or the stat files listed in
- *   BENCH_DEVSTAT: what the filesystem and engine really sent): bytes written, write requests, flushes; untorn's own counters
- *   (ut_stats): in-place page bytes, double-write bytes, log bytes, syncs;
+ *   BENCH_DEVSTAT: what the filesystem and engine really sent): bytes
+ *   written, write requests, flushes, and read requests (table only, "dev
+ *   r/c"); untorn's own counters (ut_stats): in-place page bytes,
+ *   double-write bytes, log bytes, syncs;
  *   SQLite's from a counting VFS shim: main-file bytes (its checkpoints) as
  *   page bytes, -wal bytes as log bytes, xSync calls as syncs; peak RSS of
  *   the child process running it (VmHWM, reset at its start); the share of
@@ -146,6 +148,7 @@ struct result {
 	double page_bytes, dw_bytes, log_bytes, syncs; /* engine totals over the run */
 	double log_syncs;    /* of syncs, the log's fdatasyncs (ut_wal_stats) */
 	double dev_wbytes, dev_wreqs, dev_flushes;     /* block device, over the run */
+	double dev_rreqs;                              /* (table only, not in the CSV) */
 	double p50_us, p99_us, p999_us, max_us;
 	double rss_kib;      /* peak RSS of the child */
 	double cpu_busy;     /* share of the machine's CPU time busy (/proc/stat) */
@@ -1515,6 +1518,7 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 	r->dev_wbytes = d1.wbytes - d0.wbytes;
 	r->dev_wreqs = d1.wreqs - d0.wreqs;
 	r->dev_flushes = d1.flushes - d0.flushes;
+	r->dev_rreqs = d1.rreqs - d0.rreqs;
 	for (int i = 0; i < nth; i++) {
 		r->ops += th[i].ops;
 		r->commits += th[i].commits;
@@ -1586,14 +1590,14 @@ static void fmt_bytes(char *b, size_t n, double v)
 
 static void print_header(void)
 {
-	printf("| %-18s | %3s | %3s | %9s | %9s | %9s | %9s | %7s | %9s | %6s | %7s | "
+	printf("| %-18s | %3s | %3s | %9s | %9s | %9s | %9s | %7s | %9s | %6s | %7s | %6s | "
 	       "%8s | %8s | %8s | %7s | %4s | %7s | %s |\n",
 	       "system", "rnd", "thr", "ops/s", "page B/c", "dw B/c", "log B/c", "syncs/c",
-	       "dev B/c", "dev w/c", "flush/c", "p50 µs", "p99 µs", "p99.9 µs", "RSS MiB",
-	       "CPU%", "ops", "notes");
+	       "dev B/c", "dev w/c", "flush/c", "dev r/c", "p50 µs", "p99 µs", "p99.9 µs",
+	       "RSS MiB", "CPU%", "ops", "notes");
 	printf("|--------------------|----:|----:|----------:|----------:|----------:|"
-	       "----------:|--------:|----------:|-------:|--------:|---------:|---------:|"
-	       "---------:|--------:|-----:|--------:|---|\n");
+	       "----------:|--------:|----------:|-------:|--------:|-------:|---------:|"
+	       "---------:|---------:|--------:|-----:|--------:|---|\n");
 }
 
 static void print_row(const char *name, int round, int nth, const struct result *r)
@@ -1610,9 +1614,10 @@ static void print_row(const char *name, int round, int nth, const struct result 
 	fmt_bytes(lb, sizeof(lb), r->log_bytes / n);
 	fmt_bytes(vb, sizeof(vb), r->dev_wbytes / n);
 	printf("| %-18s | %3d | %3d | %9.0f | %9s | %9s | %9s | %7.3f | %9s | %6.2f | %7.3f | "
-	       "%8.0f | %8.0f | %8.0f | %7.1f | %4.0f | %7ld | %s |\n",
+	       "%6.2f | %8.0f | %8.0f | %8.0f | %7.1f | %4.0f | %7ld | %s |\n",
 	       name, round, nth, r->ops / r->secs, pb, db, lb, r->syncs / n, vb,
-	       r->dev_wreqs / n, r->dev_flushes / n, r->p50_us, r->p99_us, r->p999_us,
+	       r->dev_wreqs / n, r->dev_flushes / n, r->dev_rreqs / n, r->p50_us, r->p99_us,
+	       r->p999_us,
 	       r->rss_kib / 1024, r->cpu_busy * 100, r->ops, r->note);
 }
 

@@ -23,6 +23,7 @@ void devstat_add(const char *stat_path, struct devstat *d)
 	d->wreqs += (double)f[4];
 	d->wbytes += (double)f[6] * 512;
 	d->flushes += (double)f[15];
+	d->rreqs += (double)f[0];
 }
 
 void devstat_path(const char *path, char *buf, size_t n)

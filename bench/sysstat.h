@@ -10,10 +10,10 @@
 
 #include <stddef.h>
 
-/* Writes at a block device since boot. */
-struct devstat { double wreqs, wbytes, flushes; };
+/* Writes (and reads) at a block device since boot. */
+struct devstat { double wreqs, wbytes, flushes, rreqs; };
 
-/* Add the write figures of one /sys/.../stat file to *d. */
+/* Add the figures of one /sys/.../stat file to *d. */
 void devstat_add(const char *stat_path, struct devstat *d);
 /* The stat file of the block device holding path -- or being it, for a
  * device node -- into buf ("" when path does not exist). */
