@@ -42,13 +42,14 @@
  *    with sync, the pages are flushed through the strategy -- not
  *    crash-atomic across pages.
  *  - Data file handles: the pager opens the data file twice.  A direct
- *    handle (UT_OPEN_DIRECT | UT_OPEN_LOCK) carries every page write,
- *    through the flusher (atomic mode requires O_DIRECT); a buffered handle
- *    (no lock) carries page reads, so a cache smaller than the database is
- *    backed by the OS page cache as SQLite's is.  Reads stay coherent: the
- *    kernel invalidates cached pages of a range written with O_DIRECT.
- *    When the filesystem refuses O_DIRECT (ut_file_direct_note says why)
- *    there is one buffered handle for both.
+ *    handle (UT_OPEN_DIRECT | UT_OPEN_LOCK) holds the lock and carries the
+ *    page writes of atomic mode (RWF_ATOMIC requires O_DIRECT); a buffered
+ *    handle (no lock) carries page reads, and the page writes of every
+ *    other mode, so a cache smaller than the database is backed by the OS
+ *    page cache as SQLite's is.  Reads stay coherent: the kernel
+ *    invalidates cached pages of a range written with O_DIRECT.  When the
+ *    filesystem refuses O_DIRECT (ut_file_direct_note says why) there is
+ *    one buffered handle for both.
  *  - Checkpoint (ut_pager_checkpoint): taken at the last commit LSN
  *    (no transaction running): every page dirty then is written through
  *    the flusher in cleaner batches and made durable, the log made durable

@@ -381,12 +381,20 @@ static int posix_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 
 static int posix_sync(ut_file *f)
 {
-	int r;
+	int r, e;
 
 	do
 		r = fdatasync(fd_of(f));
 	while (r && errno == EINTR);
-	return r ? fail(f, "fdatasync") : UT_OK;
+	if (!r)
+		return UT_OK;
+	/* After a failed writeback Linux marks the pages clean but keeps
+	 * them cached: reads would serve bytes the disk never got.  Drop
+	 * them, so that what recovery reads is what the disk holds. */
+	e = errno;
+	if (!f->direct)
+		(void)posix_fadvise(fd_of(f), 0, 0, POSIX_FADV_DONTNEED);
+	return fail_err(f, e, "fdatasync");
 }
 
 static int posix_size(ut_file *f, uint64_t *bytes)

@@ -629,6 +629,10 @@ static void test_mode_selection(void **s)
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
 	assert_non_null(strstr(ut_db_protect_reason(db), "supported=0"));
+	/* only atomic writes need O_DIRECT: the others keep the OS cache */
+	assert_int_equal(st.direct_io, 0);
+	assert_non_null(strstr(ut_db_direct_note(db), "OS page cache"));
+	assert_int_equal(run_txn(db, 0), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
 
 	/* a unit range without 16384 -> doublewrite */
