@@ -113,25 +113,23 @@ void ut_page_compact(uint8_t *p)
 	set_frag(p, 0);
 }
 
-/* Offset of a hole of at least len bytes between the cells, or 0.  The
- * cells are sorted by offset with two counting passes of 7 bits each
+/* The cells as (offset << 16 | slot index), sorted by offset, into out;
+ * returns the sum of their lengths.  Two counting passes of 7 bits each
  * (offsets < 2^14): this runs whenever an insert finds no contiguous gap,
  * which a comparison sort made the load's hottest function. */
-static unsigned find_hole(const uint8_t *p, unsigned len)
+static unsigned cells_by_offset(const uint8_t *p, uint32_t *out)
 {
-	static _Thread_local uint32_t cells[UT_PG_USABLE / UT_PG_SLOT];
-	static _Thread_local uint32_t sorted[UT_PG_USABLE / UT_PG_SLOT];
-	unsigned n = ut_page_nslots(p), at = content(p);
+	static _Thread_local uint32_t tmp[UT_PG_USABLE / UT_PG_SLOT];
+	unsigned n = ut_page_nslots(p), sum = 0;
 
-	if (frag(p) < len)
-		return 0;
-	for (unsigned i = 0; i < n; i++) /* offset << 16 | length */
-		cells[i] = (uint32_t)ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT) << 16 |
-			   ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT + 2);
+	for (unsigned i = 0; i < n; i++) {
+		tmp[i] = (uint32_t)ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT) << 16 | i;
+		sum += ut_page_cell_len(p, i);
+	}
 	for (unsigned shift = 16; shift < 30; shift += 7) {
 		unsigned count[129] = { 0 };
-		uint32_t *from = shift == 16 ? cells : sorted;
-		uint32_t *to = shift == 16 ? sorted : cells;
+		uint32_t *from = shift == 16 ? tmp : out;
+		uint32_t *to = shift == 16 ? out : tmp;
 
 		for (unsigned i = 0; i < n; i++)
 			count[((from[i] >> shift) & 127) + 1]++;
@@ -140,8 +138,20 @@ static unsigned find_hole(const uint8_t *p, unsigned len)
 		for (unsigned i = 0; i < n; i++)
 			to[count[(from[i] >> shift) & 127]++] = from[i];
 	}
-	for (unsigned i = 0; i < n; i++) { /* cells[] is in offset order */
-		unsigned off = cells[i] >> 16, end = off + (cells[i] & 0xffff);
+	memcpy(out, tmp, n * sizeof(*out));
+	return sum;
+}
+
+/* Offset of a hole of at least len bytes between the cells a[0..n) (sorted
+ * by offset), or 0. */
+static unsigned find_hole(const uint8_t *p, const uint32_t *a, unsigned n,
+			  unsigned len)
+{
+	unsigned at = content(p);
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned off = a[i] >> 16;
+		unsigned end = off + ut_page_cell_len(p, a[i] & 0xffff);
 
 		if (off >= at + len)
 			return at;
@@ -149,6 +159,93 @@ static unsigned find_hole(const uint8_t *p, unsigned len)
 			at = end;
 	}
 	return UT_PAGE_SIZE >= at + len ? at : 0;
+}
+
+/* Lifting stops paying once it moves a quarter of a page: a compaction
+ * then costs the log little more. */
+#define LIFT_MAX_BYTES (UT_PAGE_SIZE / 4)
+#define LIFT_MAX_MOVES 64
+/* Gap lifted beyond the insert's need, when the holes allow, so that the
+ * next inserts find room without sorting the cells again. */
+#define LIFT_SLACK 256u
+
+struct lift { uint16_t idx, from, to, len; };
+
+/* Plan how to raise the lowest cell offset to want (to want + LIFT_SLACK
+ * when the holes allow): move the lowest cell to the top of the highest
+ * hole above it that takes it, and repeat.  a[0..n) sorted by offset,
+ * updated as the cells move.  Returns the number of moves, or -1 when want
+ * is out of reach: a cell finds no hole, or the moves would cost more than
+ * LIFT_MAX_BYTES. */
+static int plan_lift(const uint8_t *p, uint32_t *a, unsigned n, unsigned want,
+		     struct lift *mv)
+{
+	unsigned moved = 0;
+	int k = 0;
+
+	while (n && (a[0] >> 16) < want + LIFT_SLACK) {
+		unsigned idx = a[0] & 0xffff, from = a[0] >> 16;
+		unsigned len = ut_page_cell_len(p, idx), i = n, to = 0;
+
+		while (i-- > 0) {
+			unsigned hole_end = i + 1 < n ? a[i + 1] >> 16 : UT_PAGE_SIZE;
+			unsigned cur = a[i] & 0xffff, end = (a[i] >> 16) +
+				(cur == idx ? len : ut_page_cell_len(p, cur));
+
+			if (hole_end >= end + len) {
+				to = hole_end - len;
+				break;
+			}
+		}
+		moved += len;
+		if (!to || moved > LIFT_MAX_BYTES || k == LIFT_MAX_MOVES)
+			return from >= want ? k : -1;
+		memmove(a, a + 1, i * sizeof(*a));
+		a[i] = (uint32_t)to << 16 | idx;
+		mv[k++] = (struct lift){ (uint16_t)idx, (uint16_t)from, (uint16_t)to,
+					 (uint16_t)len };
+	}
+	return k;
+}
+
+/* Make the gap below the cells a[0..n) (sorted by offset, sum bytes long)
+ * reach offset want by lifting the lowest cells into holes higher up.  A
+ * compaction moves every cell, and the log then records the whole page;
+ * this moves a few.  0, or -1 with the page unchanged. */
+static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned sum,
+		      unsigned want)
+{
+	struct lift mv[LIFT_MAX_MOVES];
+	int k = plan_lift(p, a, n, want, mv);
+	unsigned top;
+
+	if (k < 0)
+		return -1;
+	for (int j = 0; j < k; j++) {
+		memmove(p + mv[j].to, p + mv[j].from, mv[j].len);
+		ut_st16(slot(p, mv[j].idx), mv[j].to);
+	}
+	top = n ? a[0] >> 16 : UT_PAGE_SIZE;
+	set_content(p, top);
+	set_frag(p, UT_PAGE_SIZE - top - sum);
+	return 0;
+}
+
+/* No contiguous gap takes a cell of len bytes (and its slot): the offset
+ * of a hole that does, or 0 once the gap has been made to take it (by
+ * lifting a few cells, else by compacting). */
+static unsigned make_room(uint8_t *p, unsigned len)
+{
+	static _Thread_local uint32_t a[UT_PG_USABLE / UT_PG_SLOT];
+	unsigned n = ut_page_nslots(p), sum = cells_by_offset(p, a);
+	unsigned slots_end = UT_PG_HDR + (n + 1) * UT_PG_SLOT, hole;
+
+	if (slots_end <= content(p) && frag(p) >= len &&
+	    (hole = find_hole(p, a, n, len)))
+		return hole;
+	if (lift_cells(p, a, n, sum, slots_end + len))
+		ut_page_compact(p);
+	return 0;
 }
 
 /* Open slot idx for a cell of len bytes at offset off. */
@@ -171,17 +268,14 @@ int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len)
 		return -1;
 	c = content(p);
 	if (UT_PG_HDR + (n + 1) * UT_PG_SLOT + len > c) {
-		/* Reuse a hole when one fits: compacting moves every cell,
-		 * and the log then records the whole page. */
-		unsigned hole = UT_PG_HDR + (n + 1) * UT_PG_SLOT <= c
-				? find_hole(p, len) : 0;
+		unsigned hole = make_room(p, len);
+
 		if (hole) {
 			memcpy(p + hole, cell, len);
 			set_frag(p, frag(p) - len);
 			put_slot(p, idx, hole, len);
 			return 0;
 		}
-		ut_page_compact(p);
 		c = content(p);
 	}
 	c -= len;

@@ -1,6 +1,6 @@
 /*
  * tests/test_page.c - page format: header, CRC32C seal/verify, slotted-page
- * insert/delete/replace/compaction.
+ * insert/delete/replace/compaction, hole reuse and cell lifting.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -233,6 +233,115 @@ static void test_insert_reuses_hole(void **s)
 	free(p);
 }
 
+static unsigned bytes_changed(const uint8_t *a, const uint8_t *b)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < UT_PAGE_SIZE; i++)
+		n += a[i] != b[i];
+	return n;
+}
+
+/* No gap and no hole big enough: the insert lifts the lowest cells into
+ * holes higher up rather than compacting, so a few hundred bytes change,
+ * not the whole page (the log records every changed byte). */
+static void test_insert_lifts_cells(void **s)
+{
+	(void)s;
+	uint8_t *p = newpage(1, UT_PT_LEAF), *before = malloc(UT_PAGE_SIZE);
+	uint8_t cell[123], big[200];
+	unsigned n = 0;
+
+	assert_non_null(before);
+	for (;;) {
+		memset(cell, (int)n, sizeof(cell));
+		if (ut_page_insert(p, n, cell, sizeof(cell)))
+			break;
+		n++;
+	}
+	/* three holes near the top: the first cells went in highest */
+	ut_page_delete(p, 6);
+	ut_page_delete(p, 4);
+	ut_page_delete(p, 2);
+	n -= 3;
+	memcpy(before, p, UT_PAGE_SIZE);
+	memset(big, 'B', sizeof(big));
+	assert_int_equal(ut_page_insert(p, n, big, sizeof(big)), 0);
+	assert_true(bytes_changed(before, p) < 3 * sizeof(cell) + sizeof(big) + 64);
+	assert_memory_equal(ut_page_cell(p, n), big, sizeof(big));
+	for (unsigned i = 0, v = 0; i < n; i++, v++) {
+		v += v == 2 || v == 4 || v == 6;
+		memset(cell, (int)v, sizeof(cell));
+		assert_memory_equal(ut_page_cell(p, i), cell, sizeof(cell));
+	}
+	assert_int_equal(ut_page_used(p), (n + 1) * UT_PG_SLOT + n * sizeof(cell) + sizeof(big));
+	ut_page_seal(p);
+	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	free(before);
+	free(p);
+}
+
+/* Random inserts, deletes and replaces of random sizes against a model:
+ * every cell keeps its bytes, the free space adds up, the page verifies. */
+static void test_random_ops_keep_cells(void **s)
+{
+	(void)s;
+	uint8_t *p = newpage(3, UT_PT_LEAF);
+	static uint8_t model[UT_PG_USABLE / UT_PG_SLOT][600];
+	static unsigned mlen[UT_PG_USABLE / UT_PG_SLOT];
+	uint8_t cell[600];
+	uint32_t seed = 7;
+	unsigned n = 0, used = 0;
+
+	for (int op = 0; op < 60000; op++) {
+		unsigned r = (seed = seed * 1103515245u + 12345u) >> 8;
+		unsigned len = 1 + r % (r & 1 ? 600 : 130), idx = n ? (r >> 10) % n : 0;
+
+		memset(cell, (int)(op & 0xff), len);
+		cell[0] = (uint8_t)(op >> 8);
+		if (n && (r >> 4) % 3 == 0) {
+			used -= mlen[idx] + UT_PG_SLOT;
+			ut_page_delete(p, idx);
+			memmove(model + idx, model + idx + 1, (n - idx - 1) * sizeof(model[0]));
+			memmove(mlen + idx, mlen + idx + 1, (n - idx - 1) * sizeof(mlen[0]));
+			n--;
+		} else if (n && (r >> 4) % 3 == 1) {
+			int fits = ut_page_free(p) + mlen[idx] >= len;
+
+			assert_int_equal(ut_page_replace(p, idx, cell, len), fits ? 0 : -1);
+			if (fits) {
+				used += len - mlen[idx];
+				memcpy(model[idx], cell, len);
+				mlen[idx] = len;
+			}
+		} else {
+			int fits = ut_page_free(p) >= len + UT_PG_SLOT;
+
+			idx = n ? (r >> 10) % (n + 1) : 0;
+			assert_int_equal(ut_page_insert(p, idx, cell, len), fits ? 0 : -1);
+			if (fits) {
+				memmove(model + idx + 1, model + idx, (n - idx) * sizeof(model[0]));
+				memmove(mlen + idx + 1, mlen + idx, (n - idx) * sizeof(mlen[0]));
+				memcpy(model[idx], cell, len);
+				mlen[idx] = len;
+				used += len + UT_PG_SLOT;
+				n++;
+			}
+		}
+		assert_int_equal(ut_page_nslots(p), n);
+		assert_int_equal(ut_page_used(p), used);
+		if (op % 97 == 0 || op > 59000) {
+			for (unsigned i = 0; i < n; i++) {
+				assert_int_equal(ut_page_cell_len(p, i), mlen[i]);
+				assert_memory_equal(ut_page_cell(p, i), model[i], mlen[i]);
+			}
+			ut_page_seal(p);
+			assert_int_equal(ut_page_verify(p, 3, "x"), UT_OK);
+		}
+	}
+	free(p);
+}
+
 static void test_verify_rejects_bad_slots(void **s)
 {
 	(void)s;
@@ -254,6 +363,8 @@ int main(void)
 		cmocka_unit_test(test_slotted_insert_delete),
 		cmocka_unit_test(test_fill_and_compaction),
 		cmocka_unit_test(test_insert_reuses_hole),
+		cmocka_unit_test(test_insert_lifts_cells),
+		cmocka_unit_test(test_random_ops_keep_cells),
 		cmocka_unit_test(test_verify_rejects_bad_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
