@@ -880,6 +880,52 @@ static void test_reset_interrupted(void **state)
 	unlink(path);
 }
 
+/* A reset moves a live tail of several MiB (more than the chunk it copies
+ * at a time, with records across the chunk edges) to the log's start:
+ * recovery from the redo start replays exactly the later transactions. */
+static void test_reset_moves_large_tail(void **state)
+{
+	const char *path = tmp_path("reset_large");
+	enum { NT = 400, K = 220 };
+	static uint64_t lsns[NT];
+	ut_wal_config cfgs[2] = { { .reset_min_bytes = 16 * 1024 },
+				  { .direct = 1, .reset_min_bytes = 16 * 1024 } };
+	ut_wal_recovery_info info;
+	ut_wal_stats st;
+	ut_wal *w;
+
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		unlink(path);
+		assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfgs[c], &w), UT_OK);
+		append_range(w, 11, 0, NT, UT_PAGE_SIZE, 0, lsns);
+		assert_int_equal(ut_wal_flush_to(w, UINT64_MAX), UT_OK);
+		ut_wal_stats_get(w, &st);
+		assert_true(st.next_lsn - lsns[K] > 2 * (uint64_t)UT_WAL_MAX_REC);
+		assert_int_equal(ut_wal_checkpoint_done(w, lsns[K]), UT_OK);
+		ut_wal_stats_get(w, &st);
+		assert_int_equal(st.resets, 1);
+		assert_int_equal(st.log_bytes, st.next_lsn - lsns[K]);
+		ut_wal_close(w);
+
+		memset(M1, 0, sizeof(*M1));
+		for (unsigned i = K + 1; i < NT; i++) {
+			gen_txn(&G, 11, i, UT_PAGE_SIZE);
+			model_commit(M1, &G, lsns[i]);
+		}
+		memset(M2, 0, sizeof(*M2));
+		model_begin_recovery(M2);
+		assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfgs[c], &w), UT_OK);
+		assert_int_equal(ut_wal_recover(w, lsns[K], model_apply, M2, &info), UT_OK);
+		assert_int_equal(info.txns_replayed, NT - 1 - K);
+		assert_int_equal(info.end_lsn, lsns[NT - 1]);
+		assert_true(M2->order_ok);
+		assert_same_pages(M1, M2);
+		ut_wal_close(w);
+	}
+	unlink(path);
+}
+
 /* The current header slot damaged (one bit): the other slot's older epoch
  * must not be taken for current (its end is the redo start: nothing would
  * be replayed).  The newer epoch's records rebuild the header. */
@@ -1161,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_checkpoint_reclaim),
 		cmocka_unit_test(test_reset_interrupted),
+		cmocka_unit_test(test_reset_moves_large_tail),
 		cmocka_unit_test(test_damaged_current_slot),
 		cmocka_unit_test(test_inserted_bytes),
 	};

@@ -1305,56 +1305,69 @@ out:
 
 /* ---- checkpoint / reclaim ---- */
 
+/* Bytes of the live tail a reset moves at a time: memory stays bounded
+ * whatever the tail's size, and a chunk holds any whole record. */
+#define RESET_CHUNK ((size_t)UT_WAL_MAX_REC)
+
+/* Move the live tail [redo_lsn, next_lsn) to the log's start, each record
+ * re-stamped with the new salt, a chunk at a time.  The region overwritten
+ * is below redo_lsn in the old epoch (tail <= reclaimable), so a crash, or
+ * an error part way, leaves the records from redo_lsn on whole. */
+static int move_tail(ut_wal *w, uint64_t redo_lsn, uint64_t salt)
+{
+	uint64_t tail = w->next_lsn - redo_lsn, at = 0;
+	size_t cap = tail < RESET_CHUNK ? (size_t)tail : RESET_CHUNK;
+	unsigned char *buf = malloc(cap);
+	int rc = UT_OK;
+
+	if (!buf)
+		return UT_ENOMEM;
+	while (at < tail) {
+		size_t want = tail - at < cap ? (size_t)(tail - at) : cap, done = 0;
+		int64_t n = read_any(w->f, buf, want, off_of(w, redo_lsn + at));
+
+		if (n != (int64_t)want) {
+			ut_set_errdetail("%s: short read of the live log tail", w->path);
+			rc = n < 0 ? (int)n : UT_EIO;
+			break;
+		}
+		/* the records wholly in this chunk; the next starts at the rest */
+		for (size_t plen; done < want; done += plen) {
+			unsigned char *r = buf + done;
+
+			plen = check_record(r, want - done, redo_lsn + at + done, w->salt);
+			if (!plen)
+				break;
+			put64(r + 24, salt);
+			put32(r, ut_crc32c(0, r + 4, plen - 4));
+		}
+		if (!done) {
+			ut_set_errdetail("%s: checkpoint LSN %llu is not a record boundary",
+					 w->path, (unsigned long long)redo_lsn);
+			rc = UT_EINVAL;
+			break;
+		}
+		if ((rc = log_write(w, buf, done, UT_WAL_DATA_OFF + at, 0)))
+			break;
+		at += done;
+	}
+	free(buf);
+	if (rc == UT_OK) {
+		rc = ut_file_sync(w->f);
+		w->st.syncs++;
+		w->st.writes++;
+	}
+	return rc;
+}
+
 /* Mutex held.  Everything appended is durable and no flush runs. */
 static int reset_log(ut_wal *w, uint64_t redo_lsn)
 {
-	uint64_t tail = w->next_lsn - redo_lsn;
 	uint64_t epoch = w->epoch + 1, salt = new_salt(epoch);
-	unsigned char *buf = NULL;
-	int rc = UT_OK;
+	int rc;
 
-	if (tail) {
-		int64_t n;
-
-		buf = malloc(tail);
-		if (!buf)
-			return UT_ENOMEM;
-		n = read_any(w->f, buf, tail, off_of(w, redo_lsn));
-		if (n != (int64_t)tail) {
-			free(buf);
-			ut_set_errdetail("%s: short read of the live log tail",
-					 w->path);
-			return n < 0 ? (int)n : UT_EIO;
-		}
-		/* re-stamp each record with the new salt */
-		for (uint64_t at = 0; at < tail;) {
-			unsigned char *r = buf + at;
-			size_t plen = check_record(r, tail - at, redo_lsn + at,
-						   w->salt);
-			if (!plen) {
-				free(buf);
-				ut_set_errdetail("%s: checkpoint LSN %llu is not a "
-						 "record boundary",
-						 w->path,
-						 (unsigned long long)redo_lsn);
-				return UT_EINVAL;
-			}
-			put64(r + 24, salt);
-			put32(r, ut_crc32c(0, r + 4, plen - 4));
-			at += plen;
-		}
-		/* The region overwritten is below redo_lsn in the old epoch
-		 * (tail <= reclaimable), so a crash here leaves it whole. */
-		rc = log_write(w, buf, tail, UT_WAL_DATA_OFF, 0);
-		free(buf);
-		if (rc == UT_OK) {
-			rc = ut_file_sync(w->f);
-			w->st.syncs++;
-			w->st.writes++;
-		}
-		if (rc)
-			return rc;
-	}
+	if (w->next_lsn > redo_lsn && (rc = move_tail(w, redo_lsn, salt)))
+		return rc;
 	rc = write_header(w, epoch, salt, redo_lsn);
 	if (rc)
 		return rc;
