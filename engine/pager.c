@@ -396,6 +396,18 @@ static int flushable(const ut_pager *p, const struct frame *f)
 	return f->valid && f->dirty && !f->txn && !f->flushing && f != p->meta;
 }
 
+/* A frame the pending checkpoint needs and may write now: flushable, or in
+ * the running transaction, whose pre-image (the last committed version,
+ * newer than the checkpoint's start) is then what gets written.  Under a
+ * stream of big transactions the checkpoint would otherwise wait for a
+ * moment when none of its frames is in one. */
+static int ckpt_flushable(const ut_pager *p, const struct frame *f)
+{
+	return f->ckpt && (flushable(p, f) ||
+			   (f->valid && f->dirty && f->txn && f->pre &&
+			    !f->flushing && f != p->meta));
+}
+
 /* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
  * needs, with ckpt_only), in clock order from the eviction hand: the
  * frames eviction reaches next are cleaned first. */
@@ -407,7 +419,7 @@ static size_t pick_batch(ut_pager *p, int ckpt_only)
 	     i++, at = (at + 1) % p->nframes) {
 		struct frame *f = p->frames[at];
 
-		if (flushable(p, f) && (!ckpt_only || f->ckpt))
+		if (ckpt_only ? ckpt_flushable(p, f) : flushable(p, f))
 			p->snapf[n++] = f;
 	}
 	return n;
@@ -456,8 +468,10 @@ static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		struct frame *f = p->snapf[i];
 		uint8_t *copy = p->snap + i * (size_t)UT_PAGE_SIZE;
 
-		memcpy(copy, f->pg.data, UT_PAGE_SIZE);
-		p->snapgen[i] = f->wgen;
+		memcpy(copy, f->txn ? f->pre : f->pg.data, UT_PAGE_SIZE);
+		/* a pre-image is older than the frame: never mark it clean for
+		 * it (the transaction may commit before the write completes) */
+		p->snapgen[i] = f->txn ? f->wgen - 1 : f->wgen;
 		f->flushing = 1;
 		if (ut_page_lsn(copy) > maxlsn)
 			maxlsn = ut_page_lsn(copy);
@@ -632,31 +646,34 @@ static int cleaner_has_work(const ut_pager *p)
 	       p->ndirty_est > dirty_high(p);
 }
 
-/* One unit of the cleaner's work: a batch for a waiting thread or over
- * the dirty mark, else a batch of the pending checkpoint, or its end.
+/* One unit of the cleaner's work: a batch of the pending checkpoint, or
+ * its end; else a batch for a waiting thread or over the dirty mark.  The
+ * checkpoint goes first: under steady eviction pressure it would otherwise
+ * never end, and until it does the log cannot be reclaimed and, with
+ * sync=0, no batch may skip the protection copy.  Its batches free frames
+ * as well.  When it waits for a transaction (blocked), evictions go on.
  * flush_mu and p->mu held. */
 static void cleaner_step(ut_pager *p)
 {
 	size_t n, dirty = count_dirty(p);
+	int pressed = p->waiters || dirty > dirty_high(p);
 
 	p->ndirty_est = dirty;
-	if (p->waiters || dirty > dirty_high(p)) {
-		if (clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
-			/* nothing flushable: let waiters look again */
-			p->batches++;
-			p->ndirty_est = 0;
-			pthread_cond_broadcast(&p->done_cv);
-		}
+	if (p->ckpt_pending && !(p->ckpt_blocked && pressed)) {
+		if (clean_batch(p, 1, 1, &n) != UT_OK || n)
+			return;
+		if (ckpt_frames_left(p))
+			p->ckpt_blocked = 1; /* in a transaction: end_txn wakes us */
+		else
+			finish_checkpoint(p, 1);
 		return;
 	}
-	if (!p->ckpt_pending)
-		return;
-	if (clean_batch(p, 1, 1, &n) != UT_OK || n)
-		return;
-	if (ckpt_frames_left(p))
-		p->ckpt_blocked = 1; /* in a transaction: end_txn wakes us */
-	else
-		finish_checkpoint(p, 1);
+	if (pressed && clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
+		/* nothing flushable: let waiters look again */
+		p->batches++;
+		p->ndirty_est = 0;
+		pthread_cond_broadcast(&p->done_cv);
+	}
 }
 
 static void *cleaner_main(void *arg)

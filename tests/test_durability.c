@@ -507,6 +507,86 @@ static void test_log_bounded(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- checkpoints end under steady eviction pressure -------------------- */
+
+static void slow_batch(void *ctx)
+{
+	(void)ctx;
+	usleep(2000);
+}
+
+/* Data several times the cache, written by big sync=0 transactions to a
+ * disk slow enough (2 ms a batch) that the cleaner always has frames to
+ * free: each checkpoint must still end, so that the log is reclaimed (and
+ * evictions may skip the protection copy again).  Then every key reads
+ * back as last written. */
+static void test_checkpoint_ends_under_pressure(void **s)
+{
+	(void)s;
+	enum { KEYS = 60000, ROUNDS = 40, PUTS = 1500 };
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 512 * UT_PAGE_SIZE, 0);
+	static int last[KEYS];
+	char k[16], val[600];
+	uint64_t behind = 0;
+	ut_wal_stats ws;
+	ut_stats st;
+	ut_db *db;
+
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	ut_db_set_checkpoint_bytes(db, 1 << 20);
+	ut_pager_set_batch_hook(ut_db_pager(db), slow_batch, NULL);
+	memset(last, -1, sizeof(last));
+	for (int r = 0; r < ROUNDS; r++) {
+		ut_txn *t;
+
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		for (int i = 0; i < PUTS; i++) {
+			int key = (int)((r * PUTS + i) * 7919ull % KEYS);
+
+			key_of(k, key);
+			assert_int_equal(ut_put(t, k, 7, val, val_of(val, key, r)), UT_OK);
+			last[key] = r;
+		}
+		assert_int_equal(ut_commit(t), UT_OK);
+		ut_wal_stats_get(ut_db_wal(db), &ws);
+		if (ws.bytes_since_checkpoint > behind)
+			behind = ws.bytes_since_checkpoint;
+	}
+	ut_stats_get(db, &st);
+	print_message("under pressure: %llu checkpoints, log at most %llu bytes "
+		      "past one, %llu of %llu page writes with a copy\n",
+		      (unsigned long long)st.checkpoints, (unsigned long long)behind,
+		      (unsigned long long)st.dw_page_writes,
+		      (unsigned long long)st.page_writes);
+	/* starved, the checkpoints ended 4 times and the log ran 65 MB past
+	 * one; waiting for frames in transactions, 11 times and 40 MB */
+	assert_true(st.checkpoints >= ROUNDS / 4);
+	assert_true(behind < (32u << 20));
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int key = 0; key < KEYS; key++) {
+		ut_txn *t;
+		void *got;
+		size_t n;
+
+		key_of(k, key);
+		assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+		if (last[key] < 0) {
+			assert_int_equal(ut_get(t, k, 7, &got, &n), UT_NOTFOUND);
+		} else {
+			assert_int_equal(ut_get(t, k, 7, &got, &n), UT_OK);
+			assert_int_equal(n, val_of(val, key, last[key]));
+			assert_memory_equal(got, val, n);
+			free(got);
+		}
+		ut_abort(t);
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 /* ---- group commit: concurrent committers share fdatasyncs --------------- */
 
 struct gc_arg {
@@ -1525,6 +1605,7 @@ int main(void)
 		cmocka_unit_test(test_crash_reopen),
 		cmocka_unit_test(test_redo_twice),
 		cmocka_unit_test(test_log_bounded),
+		cmocka_unit_test(test_checkpoint_ends_under_pressure),
 		cmocka_unit_test(test_atomic_einval_fatal),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_dw_file),
