@@ -1316,24 +1316,29 @@ out:
 static int move_tail(ut_wal *w, uint64_t redo_lsn, uint64_t salt)
 {
 	uint64_t tail = w->next_lsn - redo_lsn, at = 0;
+	uint32_t al = w->f->direct ? w->f->dio_align : 1;
 	size_t cap = tail < RESET_CHUNK ? (size_t)tail : RESET_CHUNK;
-	unsigned char *buf = malloc(cap);
+	/* read straight into an aligned buffer: no bounce buffer as well */
+	unsigned char *buf = ut_io_alloc(cap + 2 * (size_t)al);
 	int rc = UT_OK;
 
 	if (!buf)
 		return UT_ENOMEM;
 	while (at < tail) {
 		size_t want = tail - at < cap ? (size_t)(tail - at) : cap, done = 0;
-		int64_t n = read_any(w->f, buf, want, off_of(w, redo_lsn + at));
+		uint64_t off = off_of(w, redo_lsn + at), a = off & ~(uint64_t)(al - 1);
+		uint64_t b = (off + want + al - 1) & ~(uint64_t)(al - 1);
+		int64_t n = ut_file_read(w->f, buf, (size_t)(b - a), a);
+		unsigned char *chunk = buf + (off - a);
 
-		if (n != (int64_t)want) {
+		if (n < (int64_t)(off - a + want)) {
 			ut_set_errdetail("%s: short read of the live log tail", w->path);
 			rc = n < 0 ? (int)n : UT_EIO;
 			break;
 		}
 		/* the records wholly in this chunk; the next starts at the rest */
 		for (size_t plen; done < want; done += plen) {
-			unsigned char *r = buf + done;
+			unsigned char *r = chunk + done;
 
 			plen = check_record(r, want - done, redo_lsn + at + done, w->salt);
 			if (!plen)
@@ -1347,7 +1352,7 @@ static int move_tail(ut_wal *w, uint64_t redo_lsn, uint64_t salt)
 			rc = UT_EINVAL;
 			break;
 		}
-		if ((rc = log_write(w, buf, done, UT_WAL_DATA_OFF + at, 0)))
+		if ((rc = log_write(w, chunk, done, UT_WAL_DATA_OFF + at, 0)))
 			break;
 		at += done;
 	}
