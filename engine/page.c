@@ -113,23 +113,21 @@ void ut_page_compact(uint8_t *p)
 	set_frag(p, 0);
 }
 
-/* The cells as (offset << 16 | slot index), sorted by offset, into out;
- * returns the sum of their lengths.  Two counting passes of 7 bits each
- * (offsets < 2^14): this runs whenever an insert finds no contiguous gap,
- * which a comparison sort made the load's hottest function. */
-static unsigned cells_by_offset(const uint8_t *p, uint32_t *out)
+/* The cells as (offset << 16 | slot index), sorted by offset, into out.
+ * Two counting passes of 7 bits each (offsets < 2^14): this runs whenever
+ * an insert finds no contiguous gap, which a comparison sort made the
+ * load's hottest function. */
+static void cells_by_offset(const uint8_t *p, uint32_t *out)
 {
 	static _Thread_local uint32_t tmp[UT_PG_USABLE / UT_PG_SLOT];
-	unsigned n = ut_page_nslots(p), sum = 0;
+	unsigned n = ut_page_nslots(p);
 
-	for (unsigned i = 0; i < n; i++) {
-		tmp[i] = (uint32_t)ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT) << 16 | i;
-		sum += ut_page_cell_len(p, i);
-	}
+	for (unsigned i = 0; i < n; i++)
+		out[i] = (uint32_t)ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT) << 16 | i;
 	for (unsigned shift = 16; shift < 30; shift += 7) {
 		unsigned count[129] = { 0 };
-		uint32_t *from = shift == 16 ? tmp : out;
-		uint32_t *to = shift == 16 ? out : tmp;
+		uint32_t *from = shift == 16 ? out : tmp;
+		uint32_t *to = shift == 16 ? tmp : out;
 
 		for (unsigned i = 0; i < n; i++)
 			count[((from[i] >> shift) & 127) + 1]++;
@@ -138,8 +136,6 @@ static unsigned cells_by_offset(const uint8_t *p, uint32_t *out)
 		for (unsigned i = 0; i < n; i++)
 			to[count[(from[i] >> shift) & 127]++] = from[i];
 	}
-	memcpy(out, tmp, n * sizeof(*out));
-	return sum;
 }
 
 /* Offset of a hole of at least len bytes between the cells a[0..n) (sorted
@@ -208,12 +204,10 @@ static int plan_lift(const uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 	return k;
 }
 
-/* Make the gap below the cells a[0..n) (sorted by offset, sum bytes long)
- * reach offset want by lifting the lowest cells into holes higher up.  A
+/* Make the gap below the cells a[0..n) (sorted by offset) reach offset want by lifting the lowest cells into holes higher up.  A
  * compaction moves every cell, and the log then records the whole page;
  * this moves a few.  0, or -1 with the page unchanged. */
-static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned sum,
-		      unsigned want)
+static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want)
 {
 	struct lift mv[LIFT_MAX_MOVES];
 	int k = plan_lift(p, a, n, want, mv);
@@ -225,9 +219,10 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned sum,
 		memmove(p + mv[j].to, p + mv[j].from, mv[j].len);
 		ut_st16(slot(p, mv[j].idx), mv[j].to);
 	}
+	/* the bytes between the old content start and top were holes */
 	top = n ? a[0] >> 16 : UT_PAGE_SIZE;
+	set_frag(p, frag(p) - (top - content(p)));
 	set_content(p, top);
-	set_frag(p, UT_PAGE_SIZE - top - sum);
 	return 0;
 }
 
@@ -237,13 +232,14 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned sum,
 static unsigned make_room(uint8_t *p, unsigned len)
 {
 	static _Thread_local uint32_t a[UT_PG_USABLE / UT_PG_SLOT];
-	unsigned n = ut_page_nslots(p), sum = cells_by_offset(p, a);
+	unsigned n = ut_page_nslots(p);
 	unsigned slots_end = UT_PG_HDR + (n + 1) * UT_PG_SLOT, hole;
 
+	cells_by_offset(p, a);
 	if (slots_end <= content(p) && frag(p) >= len &&
 	    (hole = find_hole(p, a, n, len)))
 		return hole;
-	if (lift_cells(p, a, n, sum, slots_end + len))
+	if (lift_cells(p, a, n, slots_end + len))
 		ut_page_compact(p);
 	return 0;
 }

@@ -403,9 +403,8 @@ static int flushable(const ut_pager *p, const struct frame *f)
  * moment when none of its frames is in one. */
 static int ckpt_flushable(const ut_pager *p, const struct frame *f)
 {
-	return f->ckpt && (flushable(p, f) ||
-			   (f->valid && f->dirty && f->txn && f->pre &&
-			    !f->flushing && f != p->meta));
+	return f->ckpt && f->valid && f->dirty && !f->flushing &&
+	       f != p->meta && (!f->txn || f->pre);
 }
 
 /* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
