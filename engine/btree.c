@@ -60,6 +60,16 @@ static inline void set_child_at(uint8_t *p, unsigned i, uint32_t child)
 		ut_page_set_right(p, child);
 }
 
+static void set_child_tracked(uint8_t *p, unsigned i, uint32_t child,
+			      uint64_t *touched)
+{
+	if (i < ut_page_nslots(p))
+		ut_page_touch(touched, ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT), 4);
+	else
+		ut_page_touch(touched, 0, UT_PG_HDR); /* the right pointer */
+	set_child_at(p, i, child);
+}
+
 /* First slot whose key >= key; *found when equal. */
 static unsigned leaf_search(uint8_t *p, const uint8_t *key, size_t klen, int *found)
 {
@@ -352,10 +362,28 @@ static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out)
 	return UT_OK;
 }
 
+/* The same, tracked (pager.h). */
+static int get_w_tracked(ut_pager *p, uint32_t pgno, ut_pg **out,
+			 uint64_t **touched)
+{
+	int rc = ut_pager_get(p, pgno, out);
+
+	if (rc)
+		return rc;
+	if ((rc = ut_pager_write_tracked(p, *out, touched))) {
+		ut_pager_release(p, *out);
+		return rc;
+	}
+	return UT_OK;
+}
+
 /* ---- redistribution among siblings (SQLite's balance, for leaves) ----- */
 
 #define BAL_SIBS 3 /* the widest window of siblings that share cells */
 #define BAL_DECLINED 1
+
+static int always_rebuild;
+void ut_bt_set_always_rebuild(int on) { always_rebuild = on; }
 
 /* Split entries e[0..m) (sizes incl. slot) into k pages as evenly as the
  * cell sizes allow; start[j] = first entry of page j, start[k] = m.
@@ -392,7 +420,8 @@ static int even_cut(const struct ent *e, unsigned m, unsigned k, size_t total,
  * window's old cells tb[j]..tb[j+1).  Cells that stay are not touched, so
  * the log's page diffs cover only what moved.  0, or -1 when the moves get
  * stuck (the caller then rebuilds the pages). */
-static int shift_cells(ut_pg **pg, unsigned k, const unsigned *tb)
+static int shift_cells(ut_pg **pg, uint64_t **tch, unsigned k,
+		       const unsigned *tb)
 {
 	unsigned cb[BAL_SIBS + 2];
 
@@ -407,18 +436,21 @@ static int shift_cells(ut_pg **pg, unsigned k, const unsigned *tb)
 
 			while (cb[j] > tb[j]) { /* l's last cell to r's front */
 				unsigned last = ut_page_nslots(l) - 1;
-				if (ut_page_insert(r, 0, ut_page_cell(l, last),
-						   ut_page_cell_len(l, last)))
+				if (ut_page_insert_tracked(r, 0, ut_page_cell(l, last),
+							   ut_page_cell_len(l, last),
+							   tch[j]))
 					break;
-				ut_page_delete(l, last);
+				ut_page_delete_tracked(l, last, tch[j - 1]);
 				cb[j]--;
 				moved = 1;
 			}
 			while (cb[j] < tb[j]) { /* r's first cell to l's end */
-				if (ut_page_insert(l, ut_page_nslots(l), ut_page_cell(r, 0),
-						   ut_page_cell_len(r, 0)))
+				if (ut_page_insert_tracked(l, ut_page_nslots(l),
+							   ut_page_cell(r, 0),
+							   ut_page_cell_len(r, 0),
+							   tch[j - 1]))
 					break;
-				ut_page_delete(r, 0);
+				ut_page_delete_tracked(r, 0, tch[j]);
 				cb[j]++;
 				moved = 1;
 			}
@@ -434,19 +466,21 @@ static int shift_cells(ut_pg **pg, unsigned k, const unsigned *tb)
 
 /* Give pages pg[0..k) the cells e[start[j]..start[j+1]) by moving cells
  * between neighbours, then insert the new cell (entry newat). */
-static int place_cells(ut_pg **pg, unsigned k, const unsigned *start,
-		       unsigned newat, const uint8_t *cell, unsigned len)
+static int place_cells(ut_pg **pg, uint64_t **tch, unsigned k,
+		       const unsigned *start, unsigned newat,
+		       const uint8_t *cell, unsigned len)
 {
 	unsigned tb[BAL_SIBS + 2], j = 0;
 
 	/* boundaries counted in old cells (the new one is in no page yet) */
 	for (unsigned i = 0; i <= k; i++)
 		tb[i] = start[i] > newat ? start[i] - 1 : start[i];
-	if (shift_cells(pg, k, tb))
+	if (shift_cells(pg, tch, k, tb))
 		return -1;
 	while (start[j + 1] <= newat)
 		j++;
-	return ut_page_insert(pg[j]->data, newat - start[j], cell, len);
+	return ut_page_insert_tracked(pg[j]->data, newat - start[j], cell, len,
+				      tch[j]);
 }
 
 /* Bytes of the interior cell for a separator before leaf cell c. */
@@ -461,13 +495,14 @@ static unsigned sep_len_of(const uint8_t *c)
  * (every pin but parent's consumed), BAL_DECLINED (nothing changed: a new
  * page would be needed without grow, or the parent has no room for the new
  * separators), or an error; in the last two, pg and parent stay pinned. */
-static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
-			  unsigned nsib, int grow, ut_pg *pg, unsigned pos,
-			  const uint8_t *cell, unsigned len)
+static int balance_window(ut_pager *p, ut_pg *parent, uint64_t *ptch,
+			  unsigned first, unsigned nsib, int grow, ut_pg *pg,
+			  unsigned pos, const uint8_t *cell, unsigned len)
 {
 	static _Thread_local uint8_t copy[BAL_SIBS][UT_PAGE_SIZE];
 	static _Thread_local struct ent e[BAL_SIBS * MAX_CELLS + 1];
 	ut_pg *sib[BAL_SIBS + 1] = { 0 };
+	uint64_t *tch[BAL_SIBS + 1];
 	unsigned start[BAL_SIBS + 2], m = 0, k, newat = 0;
 	size_t total = 0;
 	long more = 0;
@@ -493,7 +528,7 @@ static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
 		goto unpin;
 	}
 	for (unsigned s = 0; s < nsib; s++)
-		if (sib[s] != pg && (rc = ut_pager_write(p, sib[s])))
+		if ((rc = ut_pager_write_tracked(p, sib[s], &tch[s])))
 			goto unpin;
 	/* every cell of the window in key order, the new one included */
 	for (unsigned s = 0; s < nsib; s++) {
@@ -528,11 +563,14 @@ static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
 		rc = BAL_DECLINED;
 		goto unpin;
 	}
-	if (k > nsib && (rc = ut_pager_alloc(p, UT_PT_LEAF, &sib[nsib])))
+	if (k > nsib && ((rc = ut_pager_alloc(p, UT_PT_LEAF, &sib[nsib])) ||
+			 (rc = ut_pager_write_tracked(p, sib[nsib], &tch[nsib]))))
 		goto unpin;
-	if (k < nsib || place_cells(sib, k, start, newat, cell, len)) {
+	if (k < nsib || always_rebuild ||
+	    place_cells(sib, tch, k, start, newat, cell, len)) {
 		/* rebuild the pages from the copies */
 		for (unsigned j = 0; j < k; j++) {
+			*tch[j] = ~0ull;
 			ut_page_init(sib[j]->data, sib[j]->pgno, UT_PT_LEAF);
 			if (fill(sib[j]->data, e + start[j], start[j + 1] - start[j])) {
 				rc = bad_page(p, sib[j]->pgno, "balance does not fit");
@@ -543,14 +581,14 @@ static int balance_window(ut_pager *p, ut_pg *parent, unsigned first,
 	/* parent: drop the old separators, point the window's last child at
 	 * the last page, then add one separator per page boundary */
 	for (unsigned s = 0; s + 1 < nsib; s++)
-		ut_page_delete(parent->data, first);
-	set_child_at(parent->data, first, sib[k - 1]->pgno);
+		ut_page_delete_tracked(parent->data, first, ptch);
+	set_child_tracked(parent->data, first, sib[k - 1]->pgno, ptch);
 	for (unsigned j = 0; j + 1 < k; j++) {
 		uint8_t sep[INT_HDR + UT_MAX_KEY];
 		const uint8_t *c = e[start[j + 1]].p;
 		unsigned sl = make_int_cell(sep, sib[j]->pgno, c + LEAF_HDR, ut_ld16(c));
 
-		if (ut_page_insert(parent->data, first + j, sep, sl)) {
+		if (ut_page_insert_tracked(parent->data, first + j, sep, sl, ptch)) {
 			rc = bad_page(p, parent->pgno, "separator does not fit");
 			goto unpin;
 		}
@@ -596,10 +634,11 @@ static int balance_leaf(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			unsigned pos, const uint8_t *cell, unsigned len)
 {
 	unsigned pidx = pa->idx[level - 1], pn, first;
+	uint64_t *ptch;
 	ut_pg *parent;
 	int rc;
 
-	if ((rc = get_w(p, pa->pgno[level - 1], &parent))) {
+	if ((rc = get_w_tracked(p, pa->pgno[level - 1], &parent, &ptch))) {
 		ut_pager_release(p, pg);
 		return rc;
 	}
@@ -617,10 +656,10 @@ static int balance_leaf(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 	if (pidx == pn || (pidx > 0 && child_free(p, parent, pidx - 1) >
 					  child_free(p, parent, pidx + 1)))
 		first = pidx - 1;
-	rc = balance_window(p, parent, first, 2, pn < 2, pg, pos, cell, len);
+	rc = balance_window(p, parent, ptch, first, 2, pn < 2, pg, pos, cell, len);
 	if (rc == BAL_DECLINED && pn >= 2) {
 		first = pidx == 0 ? 0 : pidx == pn ? pidx - 2 : pidx - 1;
-		rc = balance_window(p, parent, first, 3, 1, pg, pos, cell, len);
+		rc = balance_window(p, parent, ptch, first, 3, 1, pg, pos, cell, len);
 	}
 	if (rc == BAL_DECLINED) {
 		ut_pager_release(p, parent);
@@ -679,6 +718,10 @@ static int split_page(ut_pager *p, struct path *pa, ut_pg *pg, unsigned pos,
 	ut_pg *np;
 	int rc;
 
+	if ((rc = ut_pager_write(p, pg))) { /* rewritten whole */
+		ut_pager_release(p, pg);
+		return rc;
+	}
 	memcpy(scratch, pg->data, UT_PAGE_SIZE);
 	for (unsigned i = 0, j = 0; i <= n; i++) {
 		if (i == pos) {
@@ -736,7 +779,13 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 	int which = 0, rc;
 
 	for (;;) {
-		if (ut_page_insert(pg->data, pos, cell, len) == 0) {
+		uint64_t *touched;
+
+		if ((rc = ut_pager_write_tracked(p, pg, &touched))) {
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		if (ut_page_insert_tracked(pg->data, pos, cell, len, touched) == 0) {
 			ut_pager_release(p, pg);
 			return UT_OK;
 		}
@@ -798,10 +847,13 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 	ut_pg *leaf;
 	int found, rc;
 	uint32_t ovfl = 0;
+	uint64_t *touched;
 
 	if ((rc = descend(p, key, klen, &pa, &leaf)))
 		return rc;
-	if ((rc = ut_pager_write(p, leaf))) {
+	/* an insert or replace that fits changes a few hundred bytes: let the
+	 * log compare only those blocks with the pre-image */
+	if ((rc = ut_pager_write_tracked(p, leaf, &touched))) {
 		ut_pager_release(p, leaf);
 		return rc;
 	}
@@ -833,11 +885,11 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 			ut_pager_release(p, leaf);
 			return rc;
 		}
-		if (ut_page_replace(leaf->data, i, cell, len) == 0) {
+		if (ut_page_replace_tracked(leaf->data, i, cell, len, touched) == 0) {
 			ut_pager_release(p, leaf);
 			return UT_OK;
 		}
-		ut_page_delete(leaf->data, i);
+		ut_page_delete_tracked(leaf->data, i, touched);
 	}
 	return insert_split(p, &pa, pa.depth, leaf, i, cell, len);
 }

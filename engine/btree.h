@@ -55,6 +55,10 @@ typedef struct ut_bt_fill {
 } ut_bt_fill;
 int ut_bt_fill_get(ut_pager *p, ut_bt_fill *out);
 
+/* Tests: when on, every redistribution rebuilds its pages from scratch,
+ * the path it otherwise takes only when moving cells gets stuck. */
+void ut_bt_set_always_rebuild(int on);
+
 /* A cursor: keeps the path from the root and pins only the current leaf, so
  * next() moves along the leaf and climbs only at page boundaries. */
 typedef struct ut_btcur {

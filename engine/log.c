@@ -103,6 +103,30 @@ static int diff_range(ut_log *lg, size_t *n, uint32_t pgno, const uint8_t *pre,
 	return UT_OK;
 }
 
+/* The changes of one page: its touched blocks, compared with the
+ * pre-image, but for crc [0,4) and lsn [8,16), which are stamped at seal. */
+static int diff_page(ut_log *lg, size_t *n, const ut_log_page *pg)
+{
+	const uint8_t *pre = pg->pre ? pg->pre : zero_page;
+	uint64_t t = pg->pre ? pg->touched : ~0ull;
+	int rc;
+
+	if ((t & 1) && (rc = diff_range(lg, n, pg->pgno, pre, pg->post, 4, 8)))
+		return rc;
+	while (t) {
+		unsigned first = (unsigned)__builtin_ctzll(t);
+		uint64_t rest = ~(t >> first); /* zero past the run of touched blocks */
+		unsigned end = rest ? first + (unsigned)__builtin_ctzll(rest) : 64;
+		uint32_t from = first * UT_TOUCH_BLOCK;
+
+		if ((rc = diff_range(lg, n, pg->pgno, pre, pg->post,
+				     from < 16 ? 16 : from, end * UT_TOUCH_BLOCK)))
+			return rc;
+		t &= end < 64 ? ~0ull << end : 0;
+	}
+	return UT_OK;
+}
+
 /* A log write or sync failure fails the handle for good (wal.h). */
 static int failed_if(ut_log *lg, int rc)
 {
@@ -122,16 +146,9 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 	(void)sync; /* durability is the caller's, outside its lock */
 	if (__atomic_load_n(&lg->failed, __ATOMIC_ACQUIRE))
 		return UT_EFATAL;
-	for (size_t i = 0; i < np; i++) {
-		const uint8_t *pre = pages[i].pre ? pages[i].pre : zero_page;
-		const uint8_t *post = pages[i].post;
-
-		/* skip crc [0,4) and lsn [8,16): stamped at seal */
-		if ((rc = diff_range(lg, &n, pages[i].pgno, pre, post, 4, 8)) ||
-		    (rc = diff_range(lg, &n, pages[i].pgno, pre, post, 16,
-				     UT_PAGE_SIZE)))
+	for (size_t i = 0; i < np; i++)
+		if ((rc = diff_page(lg, &n, &pages[i])))
 			return rc;
-	}
 	rc = ut_wal_append_txn(lg->wal, lg->d, n, lsn);
 	if (rc)
 		return rc == UT_EFATAL ? failed_if(lg, rc) : rc;

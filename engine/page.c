@@ -207,7 +207,8 @@ static int plan_lift(const uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 /* Make the gap below the cells a[0..n) (sorted by offset) reach offset want by lifting the lowest cells into holes higher up.  A
  * compaction moves every cell, and the log then records the whole page;
  * this moves a few.  0, or -1 with the page unchanged. */
-static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want)
+static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want,
+		      uint64_t *touched)
 {
 	struct lift mv[LIFT_MAX_MOVES];
 	int k = plan_lift(p, a, n, want, mv);
@@ -218,6 +219,8 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want)
 	for (int j = 0; j < k; j++) {
 		memmove(p + mv[j].to, p + mv[j].from, mv[j].len);
 		ut_st16(slot(p, mv[j].idx), mv[j].to);
+		ut_page_touch(touched, mv[j].to, mv[j].len);
+		ut_page_touch(touched, (unsigned)(slot(p, mv[j].idx) - p), 2);
 	}
 	/* the bytes between the old content start and top were holes */
 	top = n ? a[0] >> 16 : UT_PAGE_SIZE;
@@ -229,7 +232,7 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want)
 /* No contiguous gap takes a cell of len bytes (and its slot): the offset
  * of a hole that does, or 0 once the gap has been made to take it (by
  * lifting a few cells, else by compacting). */
-static unsigned make_room(uint8_t *p, unsigned len)
+static unsigned make_room(uint8_t *p, unsigned len, uint64_t *touched)
 {
 	static _Thread_local uint32_t a[UT_PG_USABLE / UT_PG_SLOT];
 	unsigned n = ut_page_nslots(p);
@@ -239,53 +242,71 @@ static unsigned make_room(uint8_t *p, unsigned len)
 	if (slots_end <= content(p) && frag(p) >= len &&
 	    (hole = find_hole(p, a, n, len)))
 		return hole;
-	if (lift_cells(p, a, n, slots_end + len))
+	if (lift_cells(p, a, n, slots_end + len, touched)) {
 		ut_page_compact(p);
+		*touched = ~0ull;
+	}
 	return 0;
 }
 
 /* Open slot idx for a cell of len bytes at offset off. */
-static void put_slot(uint8_t *p, unsigned idx, unsigned off, unsigned len)
+static void put_slot(uint8_t *p, unsigned idx, unsigned off, unsigned len,
+		     uint64_t *touched)
 {
 	unsigned n = ut_page_nslots(p);
 
+	ut_page_touch(touched, (unsigned)(slot(p, idx) - p),
+		      (n + 1 - idx) * UT_PG_SLOT);
 	memmove(slot(p, idx + 1), slot(p, idx), (n - idx) * UT_PG_SLOT);
 	ut_st16(slot(p, idx), (uint16_t)off);
 	ut_st16(slot(p, idx) + 2, (uint16_t)len);
 	set_nslots(p, n + 1);
 }
 
-int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len)
+int ut_page_insert_tracked(uint8_t *p, unsigned idx, const void *cell,
+			   unsigned len, uint64_t *touched)
 {
 	unsigned n = ut_page_nslots(p);
 	unsigned c;
 
 	if (len + UT_PG_SLOT > ut_page_free(p))
 		return -1;
+	ut_page_touch(touched, 0, UT_PG_HDR);
 	c = content(p);
 	if (UT_PG_HDR + (n + 1) * UT_PG_SLOT + len > c) {
-		unsigned hole = make_room(p, len);
+		unsigned hole = make_room(p, len, touched);
 
 		if (hole) {
 			memcpy(p + hole, cell, len);
+			ut_page_touch(touched, hole, len);
 			set_frag(p, frag(p) - len);
-			put_slot(p, idx, hole, len);
+			put_slot(p, idx, hole, len, touched);
 			return 0;
 		}
 		c = content(p);
 	}
 	c -= len;
 	memcpy(p + c, cell, len);
+	ut_page_touch(touched, c, len);
 	set_content(p, c);
-	put_slot(p, idx, c, len);
+	put_slot(p, idx, c, len, touched);
 	return 0;
 }
 
-void ut_page_delete(uint8_t *p, unsigned idx)
+int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len)
+{
+	uint64_t touched = 0;
+
+	return ut_page_insert_tracked(p, idx, cell, len, &touched);
+}
+
+void ut_page_delete_tracked(uint8_t *p, unsigned idx, uint64_t *touched)
 {
 	unsigned n = ut_page_nslots(p);
 	unsigned off = ut_ld16(slot(p, idx)), len = ut_ld16(slot(p, idx) + 2);
 
+	ut_page_touch(touched, 0, UT_PG_HDR);
+	ut_page_touch(touched, (unsigned)(slot(p, idx) - p), (n - idx) * UT_PG_SLOT);
 	if (off == content(p))
 		set_content(p, off + len);
 	else
@@ -298,16 +319,32 @@ void ut_page_delete(uint8_t *p, unsigned idx)
 	}
 }
 
-int ut_page_replace(uint8_t *p, unsigned idx, const void *cell, unsigned len)
+void ut_page_delete(uint8_t *p, unsigned idx)
+{
+	uint64_t touched = 0;
+
+	ut_page_delete_tracked(p, idx, &touched);
+}
+
+int ut_page_replace_tracked(uint8_t *p, unsigned idx, const void *cell,
+			    unsigned len, uint64_t *touched)
 {
 	unsigned old = ut_page_cell_len(p, idx);
 
 	if (len == old) {
 		memcpy(ut_page_cell(p, idx), cell, len);
+		ut_page_touch(touched, ut_ld16(slot(p, idx)), len);
 		return 0;
 	}
 	if (len > old && len - old > ut_page_free(p))
 		return -1;
-	ut_page_delete(p, idx);
-	return ut_page_insert(p, idx, cell, len);
+	ut_page_delete_tracked(p, idx, touched);
+	return ut_page_insert_tracked(p, idx, cell, len, touched);
+}
+
+int ut_page_replace(uint8_t *p, unsigned idx, const void *cell, unsigned len)
+{
+	uint64_t touched = 0;
+
+	return ut_page_replace_tracked(p, idx, cell, len, &touched);
 }

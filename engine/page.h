@@ -89,17 +89,36 @@ unsigned ut_page_free(const uint8_t *p);
 /* Bytes used by cells and slots. */
 unsigned ut_page_used(const uint8_t *p);
 
+/* Which bytes of a page a change touched, as one bit per UT_TOUCH_BLOCK
+ * bytes: the log then compares only those blocks with the pre-image
+ * (pager.h, ut_pager_write_tracked).  Bits are only ever added. */
+#define UT_TOUCH_BLOCK (UT_PAGE_SIZE / 64)
+static inline void ut_page_touch(uint64_t *touched, unsigned off, unsigned len)
+{
+	unsigned first = off / UT_TOUCH_BLOCK, last;
+
+	if (!len)
+		return;
+	last = (off + len - 1) / UT_TOUCH_BLOCK;
+	*touched |= (~0ull >> (63 - last)) & (~0ull << first);
+}
+
 /* Insert a cell of len bytes at slot idx (0..nslots), shifting later slots.
  * Compacts when needed.  Returns 0, or -1 when it does not fit (page
- * unchanged). */
+ * unchanged).  The _tracked forms add the blocks they change to *touched. */
 int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len);
+int ut_page_insert_tracked(uint8_t *p, unsigned idx, const void *cell,
+			   unsigned len, uint64_t *touched);
 
 /* Remove the cell at slot idx. */
 void ut_page_delete(uint8_t *p, unsigned idx);
+void ut_page_delete_tracked(uint8_t *p, unsigned idx, uint64_t *touched);
 
 /* Replace cell idx by a cell of len bytes; 0, or -1 if it does not fit (page
  * unchanged). */
 int ut_page_replace(uint8_t *p, unsigned idx, const void *cell, unsigned len);
+int ut_page_replace_tracked(uint8_t *p, unsigned idx, const void *cell,
+			    unsigned len, uint64_t *touched);
 
 /* Move all cells to the end of the page, removing holes. */
 void ut_page_compact(uint8_t *p);

@@ -27,6 +27,7 @@
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
 	uint8_t *pre;
+	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
 	struct frame *hnext;
 	uint32_t pin;
 	uint32_t wgen; /* bumped by every ut_pager_write: changed since a snapshot? */
@@ -990,6 +991,7 @@ static int write_locked(ut_pager *p, struct frame *f)
 		return UT_ENOMEM;
 	}
 	memcpy(f->pre, f->pg.data, UT_PAGE_SIZE);
+	f->touched = 0;
 	f->predirty = f->dirty;
 	f->txn = 1;
 	f->dirty = 1;
@@ -1000,11 +1002,12 @@ static int write_locked(ut_pager *p, struct frame *f)
 	return UT_OK;
 }
 
-int ut_pager_write(ut_pager *p, ut_pg *pg)
+int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 {
 	struct frame *f = (struct frame *)pg;
 	int rc;
 
+	*touched = &f->touched;
 	if (f->txn)
 		return UT_OK;
 	if (fatal_now(p))
@@ -1012,6 +1015,16 @@ int ut_pager_write(ut_pager *p, ut_pg *pg)
 	pthread_mutex_lock(&p->mu);
 	rc = write_locked(p, f);
 	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+int ut_pager_write(ut_pager *p, ut_pg *pg)
+{
+	uint64_t *touched;
+	int rc = ut_pager_write_tracked(p, pg, &touched);
+
+	if (!rc)
+		*touched = ~0ull;
 	return rc;
 }
 
@@ -1074,6 +1087,7 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	ut_page_init(f->pg.data, pgno, type);
 	f->pg.pgno = pgno;
 	f->pre = NULL; /* new to the file */
+	f->touched = ~0ull;
 	f->valid = 1;
 	f->txn = f->dirty = 1;
 	f->wgen++;
@@ -1203,6 +1217,26 @@ void ut_pager_rollback(ut_pager *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+#ifdef UT_CHECK_TOUCHED
+/* A tracked writer that changed a byte it did not record would leave that
+ * change out of the log: stop the (test) program at once. */
+static void check_touched(const struct frame *f)
+{
+	for (unsigned i = 0; f->pre && i < UT_PAGE_SIZE; i++) {
+		int stamped = i < 4 || (i >= 8 && i < 16); /* crc, lsn */
+
+		if (!stamped && !(f->touched >> (i / UT_TOUCH_BLOCK) & 1) &&
+		    f->pre[i] != f->pg.data[i]) {
+			fprintf(stderr, "untorn: page %u: byte %u changed outside "
+				"the blocks its writer recorded\n", f->pg.pgno, i);
+			abort();
+		}
+	}
+}
+#else
+static void check_touched(const struct frame *f) { (void)f; }
+#endif
+
 int ut_pager_commit(ut_pager *p, int sync)
 {
 	/* (flush_mu whether or not a cleaner runs yet: a reader may start
@@ -1231,6 +1265,8 @@ int ut_pager_commit(ut_pager *p, int sync)
 			lp[i].pgno = p->tx[i]->pg.pgno;
 			lp[i].pre = p->tx[i]->pre;
 			lp[i].post = p->tx[i]->pg.data;
+			lp[i].touched = p->tx[i]->touched;
+			check_touched(p->tx[i]);
 		}
 		/* The hook appends; durability (sync) is the caller's
 		 * business outside the writer lock (group commit). */

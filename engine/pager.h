@@ -124,6 +124,7 @@ typedef struct ut_log_page {
 	uint32_t pgno;
 	const void *pre;  /* content before the transaction; NULL: new page */
 	const void *post; /* content at commit (LSN field not yet stamped) */
+	uint64_t touched; /* UT_TOUCH_BLOCKs where post may differ from pre */
 } ut_log_page;
 
 typedef struct ut_log_hooks {
@@ -187,8 +188,15 @@ int ut_pager_close(ut_pager *p);
 
 int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out);
 void ut_pager_release(ut_pager *p, ut_pg *pg);
-/* Journal pg into the write transaction (pre-image on first change). */
+/* Journal pg into the write transaction (pre-image on first change).
+ * The log will compare the whole page with its pre-image at commit. */
 int ut_pager_write(ut_pager *p, ut_pg *pg);
+/* The same, but the log compares only the blocks the caller records in
+ * *touched (ut_page_touch, page.h): every byte the caller changes from
+ * now to the commit must be recorded, or goes unlogged.  A later
+ * ut_pager_write in the transaction marks the whole page again.  Builds
+ * with UT_CHECK_TOUCHED (the sanitizer build) verify it at commit. */
+int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched);
 /* A fresh writable page (from the free list, else at the file's end),
  * initialised with ut_page_init(type), pinned. */
 int ut_pager_alloc(ut_pager *p, int type, ut_pg **out);

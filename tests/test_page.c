@@ -289,12 +289,15 @@ static void test_random_ops_keep_cells(void **s)
 	uint8_t *p = newpage(3, UT_PT_LEAF);
 	static uint8_t model[UT_PG_USABLE / UT_PG_SLOT][600];
 	static unsigned mlen[UT_PG_USABLE / UT_PG_SLOT];
-	uint8_t cell[600];
+	uint8_t cell[600], before[UT_PAGE_SIZE];
 	uint32_t seed = 7;
-	unsigned n = 0, used = 0;
+	unsigned n = 0, used = 0, narrow = 0;
 
 	for (int op = 0; op < 60000; op++) {
 		unsigned r = (seed = seed * 1103515245u + 12345u) >> 8;
+		uint64_t touched = 0;
+
+		memcpy(before, p, UT_PAGE_SIZE);
 		unsigned len = 1 + r % (r & 1 ? 600 : 130), idx = n ? (r >> 10) % n : 0;
 
 		memset(cell, (int)(op & 0xff), len);
@@ -308,7 +311,8 @@ static void test_random_ops_keep_cells(void **s)
 		} else if (n && (r >> 4) % 3 == 1) {
 			int fits = ut_page_free(p) + mlen[idx] >= len;
 
-			assert_int_equal(ut_page_replace(p, idx, cell, len), fits ? 0 : -1);
+			assert_int_equal(ut_page_replace_tracked(p, idx, cell, len, &touched),
+					 fits ? 0 : -1);
 			if (fits) {
 				used += len - mlen[idx];
 				memcpy(model[idx], cell, len);
@@ -318,7 +322,8 @@ static void test_random_ops_keep_cells(void **s)
 			int fits = ut_page_free(p) >= len + UT_PG_SLOT;
 
 			idx = n ? (r >> 10) % (n + 1) : 0;
-			assert_int_equal(ut_page_insert(p, idx, cell, len), fits ? 0 : -1);
+			assert_int_equal(ut_page_insert_tracked(p, idx, cell, len, &touched),
+					 fits ? 0 : -1);
 			if (fits) {
 				memmove(model + idx + 1, model + idx, (n - idx) * sizeof(model[0]));
 				memmove(mlen + idx + 1, mlen + idx, (n - idx) * sizeof(mlen[0]));
@@ -330,6 +335,12 @@ static void test_random_ops_keep_cells(void **s)
 		}
 		assert_int_equal(ut_page_nslots(p), n);
 		assert_int_equal(ut_page_used(p), used);
+		if ((r >> 4) % 3) { /* the tracked forms record every byte changed */
+			for (unsigned b = 0; b < UT_PAGE_SIZE; b++)
+				if (!(touched >> (b / UT_TOUCH_BLOCK) & 1) && p[b] != before[b])
+					fail_msg("op %d: byte %u changed, block not recorded", op, b);
+			narrow += touched != ~0ull;
+		}
 		if (op % 97 == 0 || op > 59000) {
 			for (unsigned i = 0; i < n; i++) {
 				assert_int_equal(ut_page_cell_len(p, i), mlen[i]);
@@ -339,6 +350,8 @@ static void test_random_ops_keep_cells(void **s)
 			assert_int_equal(ut_page_verify(p, 3, "x"), UT_OK);
 		}
 	}
+	/* most changes stay within a few blocks (the log's saving) */
+	assert_true(narrow > 30000);
 	free(p);
 }
 
