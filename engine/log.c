@@ -57,48 +57,46 @@ static uint32_t skip_equal(const uint8_t *pre, const uint8_t *post,
 	return i;
 }
 
-/* First i' >= i where pre and post are equal (to if none): whole words
- * are skipped while none of their bytes match (no zero byte in the xor). */
-static uint32_t skip_diff(const uint8_t *pre, const uint8_t *post,
-			  uint32_t i, uint32_t to)
+/* 1 + the index of the last byte of a word whose xor is x (x != 0). */
+static inline uint32_t past_last_diff(uint64_t x)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
-
-	while (i + 8 <= to) {
-		uint64_t x = word_xor(pre + i, post + i);
-
-		if ((x - ones) & ~x & highs)
-			break;
-		i += 8;
-	}
-	while (i < to && pre[i] != post[i])
-		i++;
-	return i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return 8 - (uint32_t)__builtin_clzll(x) / 8;
+#else
+	return 8 - (uint32_t)__builtin_ctzll(x) / 8;
+#endif
 }
 
 /* Byte ranges of post that differ from pre, in [from, to); ranges at most
- * UT_LOG_MERGE_GAP equal bytes apart are merged. */
+ * UT_LOG_MERGE_GAP equal bytes apart are merged (a few more, at a word's
+ * end).  Inside a range the scan goes a word at a time without looking
+ * for equal bytes: the slot array a put shifts differs in most words but
+ * not in every byte. */
 static int diff_range(ut_log *lg, size_t *n, uint32_t pgno, const uint8_t *pre,
 		      const uint8_t *post, uint32_t from, uint32_t to)
 {
 	uint32_t i = skip_equal(pre, post, from, to);
 
 	while (i < to) {
-		uint32_t start = i, end = skip_diff(pre, post, i, to);
+		uint32_t start = i, end = i + 1; /* pre[i] != post[i] */
 		int rc;
 
-		for (;;) {
-			uint32_t next = skip_equal(pre, post, end, to);
+		for (i = end; i < to && i - end <= UT_LOG_MERGE_GAP;) {
+			if (i + 8 <= to) {
+				uint64_t x = word_xor(pre + i, post + i);
 
-			if (next >= to || next - end > UT_LOG_MERGE_GAP) {
-				i = next;
-				break;
+				if (x)
+					end = i + past_last_diff(x);
+				i += 8;
+			} else {
+				if (pre[i] != post[i])
+					end = i + 1;
+				i++;
 			}
-			end = skip_diff(pre, post, next, to);
 		}
-		rc = add_delta(lg, n, pgno, start, end - start, post);
-		if (rc)
+		if ((rc = add_delta(lg, n, pgno, start, end - start, post)))
 			return rc;
+		i = skip_equal(pre, post, i, to);
 	}
 	return UT_OK;
 }
