@@ -226,6 +226,17 @@ static int read_block(ut_wal *w, unsigned char *dst, uint64_t off)
 	return UT_OK;
 }
 
+/* The span [*a, *b) a read of [off, off + len) must cover: whole device
+ * blocks on a direct handle, the bytes themselves otherwise. */
+static void read_span(const ut_file *f, uint64_t off, size_t len, uint64_t *a,
+		      uint64_t *b)
+{
+	uint64_t al = f->direct ? f->dio_align : 1;
+
+	*a = off & ~(al - 1);
+	*b = (off + len + al - 1) & ~(al - 1);
+}
+
 /* Read up to len bytes at off, any alignment (bounced on a direct handle). */
 static int64_t read_any(ut_file *f, void *buf, size_t len, uint64_t off)
 {
@@ -235,8 +246,7 @@ static int64_t read_any(ut_file *f, void *buf, size_t len, uint64_t off)
 
 	if (!f->direct)
 		return ut_file_read(f, buf, len, off);
-	a = off & ~(uint64_t)(f->dio_align - 1);
-	b = (off + len + f->dio_align - 1) & ~(uint64_t)(f->dio_align - 1);
+	read_span(f, off, len, &a, &b);
 	tmp = ut_io_alloc((size_t)(b - a));
 	if (!tmp)
 		return UT_ENOMEM;
@@ -1326,10 +1336,13 @@ static int move_tail(ut_wal *w, uint64_t redo_lsn, uint64_t salt)
 		return UT_ENOMEM;
 	while (at < tail) {
 		size_t want = tail - at < cap ? (size_t)(tail - at) : cap, done = 0;
-		uint64_t off = off_of(w, redo_lsn + at), a = off & ~(uint64_t)(al - 1);
-		uint64_t b = (off + want + al - 1) & ~(uint64_t)(al - 1);
-		int64_t n = ut_file_read(w->f, buf, (size_t)(b - a), a);
-		unsigned char *chunk = buf + (off - a);
+		uint64_t off = off_of(w, redo_lsn + at), a, b;
+		unsigned char *chunk;
+		int64_t n;
+
+		read_span(w->f, off, want, &a, &b);
+		n = ut_file_read(w->f, buf, (size_t)(b - a), a);
+		chunk = buf + (off - a);
 
 		if (n < (int64_t)(off - a + want)) {
 			ut_set_errdetail("%s: short read of the live log tail", w->path);
