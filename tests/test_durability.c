@@ -577,15 +577,20 @@ static void test_redo_twice(void **s)
 
 /* ---- the log stays bounded under steady updates ------------------------- */
 
-static void test_log_bounded(void **s)
+/* Checkpoints start on their own as the log grows and keep it small.  With
+ * the cleaner thread, how many start depends on how often it gets the CPU
+ * (2 of 8 once, on a loaded machine): only the bound is asserted there;
+ * inline, the count is deterministic. */
+static void log_bounded(int flush_inline)
 {
-	(void)s;
 	ut_simdisk *d = ut_simdisk_new();
 	ut_vfs *v = ut_simdisk_vfs(d);
 	ut_options o = opts(UT_PROTECT_AUTO, 32 * UT_PAGE_SIZE, 0);
 	uint64_t size, maxsize = 0;
+	ut_stats st;
 	ut_db *db;
 
+	o.flush_inline = flush_inline;
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	ut_db_set_checkpoint_bytes(db, 256 << 10);
 	for (int r = 0; r < 40; r++) {
@@ -595,21 +600,27 @@ static void test_log_bounded(void **s)
 		if (size > maxsize)
 			maxsize = size;
 	}
-	{
-		ut_stats st;
-		ut_stats_get(db, &st);
-		print_message("log bounded: %llu auto checkpoints, log %llu bytes "
-			      "appended, max log file %llu\n",
-			      (unsigned long long)ut_db_auto_checkpoints(db),
-			      (unsigned long long)st.log_bytes,
-			      (unsigned long long)maxsize);
-	}
-	assert_true(ut_db_auto_checkpoints(db) >= 3);
+	ut_stats_get(db, &st);
+	print_message("log bounded (%s): %llu auto checkpoints, log %llu bytes "
+		      "appended, max log file %llu\n",
+		      flush_inline ? "inline" : "cleaner thread",
+		      (unsigned long long)ut_db_auto_checkpoints(db),
+		      (unsigned long long)st.log_bytes, (unsigned long long)maxsize);
+	if (flush_inline)
+		assert_true(ut_db_auto_checkpoints(db) * (256 << 10) >= st.log_bytes / 2);
+	assert_true(ut_db_auto_checkpoints(db) >= 1);
 	/* threshold 256 KiB + append buffer bound (4 MiB) + headers */
 	assert_true(maxsize < (6u << 20));
 	verify(db, 100);
 	assert_int_equal(ut_close(db), UT_OK);
 	ut_simdisk_free(d);
+}
+
+static void test_log_bounded(void **s)
+{
+	(void)s;
+	log_bounded(1);
+	log_bounded(0);
 }
 
 /* ---- checkpoints end under steady eviction pressure -------------------- */
