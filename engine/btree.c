@@ -348,33 +348,19 @@ static unsigned make_int_cell(uint8_t *buf, uint32_t child, const uint8_t *k, si
 	return INT_HDR + (unsigned)kl;
 }
 
-/* Pin page pgno and make it writable. */
-static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out)
+/* Pin page pgno and make it writable: whole (touched NULL), or tracked
+ * (pager.h, ut_pager_write_tracked). */
+static int get_w(ut_pager *p, uint32_t pgno, ut_pg **out, uint64_t **touched)
 {
 	int rc = ut_pager_get(p, pgno, out);
 
 	if (rc)
 		return rc;
-	if ((rc = ut_pager_write(p, *out))) {
-		ut_pager_release(p, *out);
-		return rc;
-	}
-	return UT_OK;
-}
-
-/* The same, tracked (pager.h). */
-static int get_w_tracked(ut_pager *p, uint32_t pgno, ut_pg **out,
-			 uint64_t **touched)
-{
-	int rc = ut_pager_get(p, pgno, out);
-
+	rc = touched ? ut_pager_write_tracked(p, *out, touched)
+		     : ut_pager_write(p, *out);
 	if (rc)
-		return rc;
-	if ((rc = ut_pager_write_tracked(p, *out, touched))) {
 		ut_pager_release(p, *out);
-		return rc;
-	}
-	return UT_OK;
+	return rc;
 }
 
 /* ---- redistribution among siblings (SQLite's balance, for leaves) ----- */
@@ -638,7 +624,7 @@ static int balance_leaf(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 	ut_pg *parent;
 	int rc;
 
-	if ((rc = get_w_tracked(p, pa->pgno[level - 1], &parent, &ptch))) {
+	if ((rc = get_w(p, pa->pgno[level - 1], &parent, &ptch))) {
 		ut_pager_release(p, pg);
 		return rc;
 	}
@@ -918,9 +904,9 @@ static int try_merge(ut_pager *p, ut_pg *parent, unsigned a)
 	int rc, merged = 0;
 	uint32_t lno = child_at(parent->data, a), rno = child_at(parent->data, a + 1);
 
-	if ((rc = get_w(p, lno, &l)))
+	if ((rc = get_w(p, lno, &l, NULL)))
 		return rc;
-	if ((rc = get_w(p, rno, &r))) {
+	if ((rc = get_w(p, rno, &r, NULL))) {
 		ut_pager_release(p, l);
 		return rc;
 	}
@@ -979,7 +965,7 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 				if ((rc = ut_pager_set_root(p, child)) ||
 				    (rc = ut_pager_free(p, pg)))
 					return rc;
-				if ((rc = get_w(p, child, &pg)))
+				if ((rc = get_w(p, child, &pg, NULL)))
 					return rc;
 				n = ut_page_nslots(pg->data);
 				type = ut_page_type(pg->data);
@@ -996,7 +982,7 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 				return rc;
 			for (;;) {
 				level--;
-				if ((rc = get_w(p, pa->pgno[level], &parent)))
+				if ((rc = get_w(p, pa->pgno[level], &parent, NULL)))
 					return rc;
 				if (ut_page_nslots(parent->data) > 0 || level == 0)
 					break;
@@ -1018,7 +1004,7 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 			return UT_OK;
 		}
 		ut_pager_release(p, pg);
-		if ((rc = get_w(p, pa->pgno[level - 1], &parent)))
+		if ((rc = get_w(p, pa->pgno[level - 1], &parent, NULL)))
 			return rc;
 		unsigned pn = ut_page_nslots(parent->data);
 		if (pn > 0) {

@@ -204,9 +204,10 @@ static int plan_lift(const uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 	return k;
 }
 
-/* Make the gap below the cells a[0..n) (sorted by offset) reach offset want by lifting the lowest cells into holes higher up.  A
- * compaction moves every cell, and the log then records the whole page;
- * this moves a few.  0, or -1 with the page unchanged. */
+/* Make the gap below the cells a[0..n) (sorted by offset) reach offset want
+ * by lifting the lowest cells into holes higher up.  A compaction moves
+ * every cell, and the log then records the whole page; this moves a few.
+ * 0, or -1 with the page unchanged. */
 static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 		      uint64_t *touched)
 {
