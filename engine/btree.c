@@ -556,7 +556,8 @@ static int balance_window(ut_pager *p, ut_pg *parent, uint64_t *ptch,
 	    place_cells(sib, tch, k, start, newat, cell, len)) {
 		/* rebuild the pages from the copies */
 		for (unsigned j = 0; j < k; j++) {
-			*tch[j] = ~0ull;
+			if (tch[j])
+				*tch[j] = ~0ull;
 			ut_page_init(sib[j]->data, sib[j]->pgno, UT_PT_LEAF);
 			if (fill(sib[j]->data, e + start[j], start[j + 1] - start[j])) {
 				rc = bad_page(p, sib[j]->pgno, "balance does not fit");

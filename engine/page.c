@@ -239,6 +239,11 @@ static unsigned make_room(uint8_t *p, unsigned len, uint64_t *touched)
 	unsigned n = ut_page_nslots(p);
 	unsigned slots_end = UT_PG_HDR + (n + 1) * UT_PG_SLOT, hole;
 
+	if (!touched) {
+		/* logged whole: one compaction makes all free space the gap */
+		ut_page_compact(p);
+		return 0;
+	}
 	cells_by_offset(p, a);
 	if (slots_end <= content(p) && frag(p) >= len &&
 	    (hole = find_hole(p, a, n, len)))

@@ -91,13 +91,15 @@ unsigned ut_page_used(const uint8_t *p);
 
 /* Which bytes of a page a change touched, as one bit per UT_TOUCH_BLOCK
  * bytes: the log then compares only those blocks with the pre-image
- * (pager.h, ut_pager_write_tracked).  Bits are only ever added. */
+ * (pager.h, ut_pager_write_tracked).  Bits are only ever added.  touched
+ * NULL: the page is new in the transaction and logged whole, so there is
+ * nothing to record, and moving cells costs the log nothing. */
 #define UT_TOUCH_BLOCK (UT_PAGE_SIZE / 64)
 static inline void ut_page_touch(uint64_t *touched, unsigned off, unsigned len)
 {
 	unsigned first = off / UT_TOUCH_BLOCK, last;
 
-	if (!len)
+	if (!len || !touched)
 		return;
 	last = (off + len - 1) / UT_TOUCH_BLOCK;
 	*touched |= (~0ull >> (63 - last)) & (~0ull << first);

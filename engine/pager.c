@@ -1007,7 +1007,7 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 	struct frame *f = (struct frame *)pg;
 	int rc;
 
-	*touched = &f->touched;
+	*touched = f->pre || !f->txn ? &f->touched : NULL;
 	if (f->txn)
 		return UT_OK;
 	if (fatal_now(p))
@@ -1023,7 +1023,7 @@ int ut_pager_write(ut_pager *p, ut_pg *pg)
 	uint64_t *touched;
 	int rc = ut_pager_write_tracked(p, pg, &touched);
 
-	if (!rc)
+	if (!rc && touched)
 		*touched = ~0ull;
 	return rc;
 }

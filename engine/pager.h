@@ -195,7 +195,9 @@ int ut_pager_write(ut_pager *p, ut_pg *pg);
  * *touched (ut_page_touch, page.h): every byte the caller changes from
  * now to the commit must be recorded, or goes unlogged.  A later
  * ut_pager_write in the transaction marks the whole page again.  Builds
- * with UT_CHECK_TOUCHED (the sanitizer build) verify it at commit. */
+ * with UT_CHECK_TOUCHED (the sanitizer build) verify it at commit.  A
+ * page new to the file in this transaction has no pre-image and is logged
+ * whole: *touched is then NULL (page.h: nothing to record). */
 int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched);
 /* A fresh writable page (from the free list, else at the file's end),
  * initialised with ut_page_init(type), pinned. */

@@ -281,6 +281,44 @@ static void test_insert_lifts_cells(void **s)
 	free(p);
 }
 
+/* A page new in the transaction is logged whole (touched NULL): an insert
+ * that finds no gap compacts at once, so all free space becomes the gap
+ * and the inserts after it need no hole search. */
+static void test_insert_untracked_compacts(void **s)
+{
+	(void)s;
+	uint8_t *p = newpage(1, UT_PT_LEAF);
+	uint8_t cell[123], big[200];
+	unsigned n = 0, free_before;
+
+	for (;;) {
+		memset(cell, (int)n, sizeof(cell));
+		if (ut_page_insert_tracked(p, n, cell, sizeof(cell), NULL))
+			break;
+		n++;
+	}
+	for (unsigned i = 0; i < 10; i++)
+		ut_page_delete_tracked(p, 2 * i, NULL); /* holes, no gap */
+	n -= 10;
+	free_before = ut_page_free(p);
+	memset(big, 'B', sizeof(big));
+	assert_int_equal(ut_page_insert_tracked(p, n, big, sizeof(big), NULL), 0);
+	assert_int_equal(ut_page_free(p), free_before - sizeof(big) - UT_PG_SLOT);
+	/* compacted: the free space is one gap between the slots and the
+	 * lowest cell, the one just inserted */
+	assert_int_equal((unsigned)(ut_page_cell(p, n) - p) -
+				 (UT_PG_HDR + (n + 1) * UT_PG_SLOT),
+			 ut_page_free(p));
+	for (unsigned i = 0, v = 1; i < n; i++, v += 1 + (v < 27 && v % 3 == 2)) {
+		memset(cell, (int)v, sizeof(cell)); /* 0, 3, .., 27 were deleted */
+		assert_memory_equal(ut_page_cell(p, i), cell, sizeof(cell));
+	}
+	assert_memory_equal(ut_page_cell(p, n), big, sizeof(big));
+	ut_page_seal(p);
+	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	free(p);
+}
+
 /* Random inserts, deletes and replaces of random sizes against a model:
  * every cell keeps its bytes, the free space adds up, the page verifies. */
 static void test_random_ops_keep_cells(void **s)
@@ -377,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_fill_and_compaction),
 		cmocka_unit_test(test_insert_reuses_hole),
 		cmocka_unit_test(test_insert_lifts_cells),
+		cmocka_unit_test(test_insert_untracked_compacts),
 		cmocka_unit_test(test_random_ops_keep_cells),
 		cmocka_unit_test(test_verify_rejects_bad_slots),
 	};

@@ -289,6 +289,40 @@ static void test_free_list_alloc(void **s)
 	free(path);
 }
 
+/* A page new in the transaction has no pre-image and is logged whole:
+ * a tracked writer gets no mask to fill.  A page that was committed
+ * before gets one, empty until the writer records its changes. */
+static void test_tracked_write_of_new_page(void **s)
+{
+	(void)s;
+	char *path = tmp_path("tracked");
+	ut_pager *p;
+	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1 };
+	ut_pg *pg;
+	uint64_t *touched;
+	uint32_t pgno;
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+	pgno = pg->pgno;
+	assert_int_equal(ut_pager_write_tracked(p, pg, &touched), UT_OK);
+	assert_null(touched);
+	ut_pager_release(p, pg);
+	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_get(p, pgno, &pg), UT_OK);
+	assert_int_equal(ut_pager_write_tracked(p, pg, &touched), UT_OK);
+	assert_non_null(touched);
+	assert_true(*touched == 0);
+	ut_pager_release(p, pg);
+	ut_pager_rollback(p);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	unlink(path);
+	free(path);
+}
+
 /* ---- bad files ------------------------------------------------------- */
 
 static void expect_open(const char *path, int create, int want, const char *detail)
@@ -489,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_eviction_small_cache),
 		cmocka_unit_test(test_no_steal),
 		cmocka_unit_test(test_pinning),
+		cmocka_unit_test(test_tracked_write_of_new_page),
 		cmocka_unit_test(test_free_list_alloc),
 		cmocka_unit_test(test_foreign_and_empty),
 		cmocka_unit_test(test_wrong_version),
