@@ -183,11 +183,13 @@ static int hgrow(ut_pager *p)
 
 /* Page buffers: frames and pre-images draw from one pool of 16 KiB
  * buffers in mmap'd slabs (page-aligned, no allocator overhead), so memory
- * is reused instead of fragmenting the heap.  Resident memory is bounded
- * by frames + pre-images + resident spares <= the bound + PRE_SLACK +
- * POOL_SLACK: a buffer returned beyond that is given back to the kernel
- * with MADV_DONTNEED (it stays in the pool; touching it again faults in a
- * zero page).  A transaction's pre-images, returned at its end, stay
+ * is reused instead of fragmenting the heap.  A slab is made only when the
+ * pool is empty, for buffers about to be used, so it is populated at once:
+ * one call instead of a page fault per 4 KiB (8% of a bulk load).
+ * Resident memory is bounded by frames + pre-images + resident spares <=
+ * the bound + PRE_SLACK + POOL_SLACK (+ one slab's spares): a buffer
+ * returned beyond that is given back to the kernel with MADV_DONTNEED (it
+ * stays in the pool; touching it again faults in a zero page).  A transaction's pre-images, returned at its end, stay
  * resident as spares for the next one: no fault storm per transaction, and
  * no more memory than the transaction itself held. */
 static int pool_push(ut_pager *p, uint8_t *b)
@@ -213,7 +215,7 @@ static uint8_t *buf_get(ut_pager *p)
 		p->slabs = ns;
 		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
 				     PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (slab == MAP_FAILED)
 			return NULL;
 		p->slabs[p->nslabs++] = slab;
