@@ -19,12 +19,12 @@
  *   seconds, not counted), with K threads (--threads, default 1).
  *
  * Preload (update, mix): D bytes of data (-s, default 1 GiB): D / 116 keys,
- * random order, big unsynced transactions, done ONCE per engine family.
- * untorn is preloaded with UT_PROTECT_UNSAFE, sync=0, a cache holding the
- * whole tree and the automatic checkpoint out of the way (engine/db.h
- * ut_db_set_checkpoint_bytes), then ut_close (checkpoint: every page in the
- * data file, the log reclaimed).  The protection mode is not recorded in the
- * file, so each mode opens a byte copy.  SQLite is loaded in one
+ * random order, done ONCE per engine family.  untorn is preloaded in one
+ * transaction (--preload-txn N: N puts each) with UT_PROTECT_UNSAFE,
+ * sync=0, a cache holding the whole tree and the automatic checkpoint out
+ * of the way (engine/db.h ut_db_set_checkpoint_bytes), then ut_close
+ * (checkpoint: every page in the data file, the log reclaimed).  Each
+ * mode opens a byte copy.  SQLite is loaded in one
  * transaction with journal_mode=OFF, switched to WAL, checkpointed, closed;
  * LMDB with MDB_NOSYNC, then mdb_env_sync; RocksDB without its WAL, then a
  * memtable flush.  Every run gets its own copy, fdatasync'ed and dropped
@@ -137,6 +137,7 @@ struct cfg {
 	int csv;
 	int no_copy;        /* runs use the preloaded files themselves */
 	int warm_round;     /* a round 0 first, printed, not meant to be counted */
+	long preload_txn;   /* puts per untorn preload transaction; 0: one */
 };
 
 struct result {
@@ -487,7 +488,7 @@ static int preload_untorn(const struct cfg *c, const char *path)
 	ut_db *db;
 	ut_txn *t = NULL;
 	unsigned char k[KEY_LEN], v[VAL_LEN];
-	const long batch = 2000;
+	const long batch = c->preload_txn > 0 ? c->preload_txn : c->nkeys;
 	double t0 = now();
 	int rc;
 
@@ -1688,6 +1689,8 @@ static void usage(FILE *f)
 		"  --no-copy   runs use the (kept, reused) preloaded files, no copies\n"
 		"  --warm-round  run a round 0 first (each system's first run after the\n"
 		"              preload), printed as round 0, for the caller to discard\n"
+		"  --preload-txn N  puts per transaction of untorn's preload (default:\n"
+		"              all in one, as SQLite's)\n"
 		"  --quick     -s 64M -c 16 -t 10 -w 2\n"
 		"  --threads L K threads for each K in L; without -m: the group-commit\n"
 		"              table for untorn with -p PROTECT (default doublewrite)\n");
@@ -1770,6 +1773,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "no-copy", no_argument, NULL, 'N' },
 		{ "warm-round", no_argument, NULL, 'V' },
+		{ "preload-txn", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -1805,6 +1809,7 @@ int main(int argc, char **argv)
 		case 'C': c.csv = 1; break;
 		case 'N': c.no_copy = 1; c.keep = 1; break;
 		case 'V': c.warm_round = 1; break;
+		case 'P': c.preload_txn = atol(optarg); break;
 		case 'S': c.seed = strtoull(optarg, NULL, 0); break;
 		case 'W':
 			if (!strcmp(optarg, "update")) c.wl = W_UPDATE;

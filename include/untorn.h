@@ -15,8 +15,9 @@
  * Concurrency: one process opens a database at a time (a second waits up to
  * lock_timeout_ms, then gets UT_ELOCKED).  The lock goes with the process:
  * a restart right after a crash (even SIGKILL with io_uring writes in
- * flight; ut_open waits for those writes to land) opens at once.  Inside it, any number of threads may use one ut_db.  Write
- * transactions are serialized (ut_begin of a second writer waits).  Read-only
+ * flight; ut_open waits for those writes to land) opens at once.  Inside
+ * it, any number of threads may use one ut_db.  Write transactions are
+ * serialized (ut_begin of a second writer waits).  Read-only
  * transactions are serialized against writers: a reader holds a shared lock
  * from ut_begin to ut_commit/ut_abort, so it sees the committed state as of
  * its start and nothing changes under it.  A thread must not begin a write
