@@ -189,9 +189,10 @@ static int hgrow(ut_pager *p)
  * Resident memory is bounded by frames + pre-images + resident spares <=
  * the bound + PRE_SLACK + POOL_SLACK (+ one slab's spares): a buffer
  * returned beyond that is given back to the kernel with MADV_DONTNEED (it
- * stays in the pool; touching it again faults in a zero page).  A transaction's pre-images, returned at its end, stay
- * resident as spares for the next one: no fault storm per transaction, and
- * no more memory than the transaction itself held. */
+ * stays in the pool; touching it again faults in a zero page).  A
+ * transaction's pre-images, returned at its end, stay resident as spares
+ * for the next one: no fault storm per transaction, and no more memory
+ * than the transaction itself held. */
 static int pool_push(ut_pager *p, uint8_t *b)
 {
 	if (p->npool == p->cappool) {
@@ -215,7 +216,8 @@ static uint8_t *buf_get(ut_pager *p)
 		p->slabs = ns;
 		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
 				     PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				     -1, 0);
 		if (slab == MAP_FAILED)
 			return NULL;
 		p->slabs[p->nslabs++] = slab;
