@@ -24,10 +24,10 @@
  * sync=0, a cache holding the whole tree and the automatic checkpoint out
  * of the way (engine/db.h ut_db_set_checkpoint_bytes), then ut_close
  * (checkpoint: every page in the data file, the log reclaimed).  Each
- * mode opens a byte copy.  SQLite is loaded in one
- * transaction with journal_mode=OFF, switched to WAL, checkpointed, closed;
- * LMDB with MDB_NOSYNC, then mdb_env_sync; RocksDB without its WAL, then a
- * memtable flush.  Every run gets its own copy, fdatasync'ed and dropped
+ * mode opens a byte copy.  SQLite is loaded in one transaction with
+ * journal_mode=OFF, switched to WAL, checkpointed, closed; LMDB with
+ * MDB_NOSYNC, then mdb_env_sync; RocksDB without its WAL, then a memtable
+ * flush.  Every run gets its own copy, fdatasync'ed and dropped
  * from the OS page cache (POSIX_FADV_DONTNEED), so each starts cold.
  * --no-copy (for a slow, throttled disk where copies cost more than the
  * runs): the runs open the preloaded files themselves, each continuing from

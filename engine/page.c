@@ -232,7 +232,8 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 
 /* No contiguous gap takes a cell of len bytes (and its slot): the offset
  * of a hole that does, or 0 once the gap has been made to take it (by
- * lifting a few cells, else by compacting). */
+ * lifting a few cells, else by compacting; at once when touched is NULL,
+ * the page being logged whole). */
 static unsigned make_room(uint8_t *p, unsigned len, uint64_t *touched)
 {
 	static _Thread_local uint32_t a[UT_PG_USABLE / UT_PG_SLOT];
