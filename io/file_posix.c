@@ -16,6 +16,8 @@
  *    ut_file_uses_uring() tells which.  Buffered files always use the
  *    loop: io_uring punts buffered writes to one io-wq worker per inode,
  *    which only adds a thread hop to a memory copy.
+ *  - UT_WRITE_WRITEBACK on a buffered file: sync_file_range, which starts
+ *    the writeback of every range of the call, then waits for each.
  *  - lock (UT_OPEN_LOCK): two locks, exclusive (shared with UT_OPEN_RDONLY).
  *     1. The holder lock: flock() on a descriptor of its own that never
  *        enters an io_uring ring, so it is released the moment its process
@@ -166,16 +168,54 @@ static int write_plain(ut_file *f, const void *buf, size_t len, uint64_t off)
 	return UT_OK;
 }
 
+#define KNOWN_WFLAGS (UT_WRITE_ATOMIC | UT_WRITE_WRITEBACK)
+
+/* As after a failed fdatasync (posix_sync), drop the cached pages that
+ * failed writeback, so that reads serve what the disk holds. */
+static int writeback_failed(ut_file *f, int err, const ut_iowrite *w)
+{
+	(void)posix_fadvise(fd_of(f), (off_t)w->off, (off_t)w->len,
+			    POSIX_FADV_DONTNEED);
+	return fail_at(f, err, "writeback (sync_file_range)", w->off, w->len);
+}
+
+/* UT_WRITE_WRITEBACK: start the writeback of every range, then wait for
+ * each, so the ranges go to the device together but no later than now. */
+static int write_back(ut_file *f, const ut_iowrite *w, size_t n)
+{
+	static const unsigned wait = SYNC_FILE_RANGE_WAIT_BEFORE |
+		SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+
+	if (f->direct)
+		return UT_OK;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if (sync_file_range(fd_of(f), (off_t)w[i].off,
+					    (off_t)w[i].len,
+					    pass ? wait : SYNC_FILE_RANGE_WRITE))
+				return writeback_failed(f, errno, &w[i]);
+		}
+	}
+	return UT_OK;
+}
+
 static int posix_write(ut_file *f, const void *buf, size_t len, uint64_t off,
 		       unsigned wflags)
 {
-	if (wflags & ~UT_WRITE_ATOMIC) {
+	ut_iowrite one = { buf, len, off };
+	int rc;
+
+	if (wflags & ~KNOWN_WFLAGS) {
 		ut_set_errdetail("%s: unknown write flags %#x", f->path, wflags);
 		return UT_EINVAL;
 	}
 	if (wflags & UT_WRITE_ATOMIC)
-		return write_atomic(f, buf, len, off);
-	return write_plain(f, buf, len, off);
+		rc = write_atomic(f, buf, len, off);
+	else
+		rc = write_plain(f, buf, len, off);
+	if (rc == UT_OK && (wflags & UT_WRITE_WRITEBACK))
+		rc = write_back(f, &one, 1);
+	return rc;
 }
 
 /* Decide once per file whether batches use io_uring.  Caller holds lock. */
@@ -352,7 +392,7 @@ static int posix_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 	int atomic = (wflags & UT_WRITE_ATOMIC) != 0;
 	int rc = UT_OK;
 
-	if (wflags & ~UT_WRITE_ATOMIC) {
+	if (wflags & ~KNOWN_WFLAGS) {
 		ut_set_errdetail("%s: unknown write flags %#x", f->path, wflags);
 		return UT_EINVAL;
 	}
@@ -373,8 +413,11 @@ static int posix_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 		}
 	} else {
 		for (size_t i = 0; i < n && rc == UT_OK; i++)
-			rc = posix_write(f, w[i].buf, w[i].len, w[i].off, wflags);
+			rc = posix_write(f, w[i].buf, w[i].len, w[i].off,
+					 wflags & ~UT_WRITE_WRITEBACK);
 	}
+	if (rc == UT_OK && (wflags & UT_WRITE_WRITEBACK))
+		rc = write_back(f, w, n);
 	pthread_mutex_unlock(&pf->lock);
 	return rc;
 }

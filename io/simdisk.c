@@ -282,7 +282,7 @@ static int check_write(struct sim_handle *h, const void *buf, size_t len,
 	ut_file *f = &h->base;
 	ut_simdisk *d = h->d;
 
-	if (wflags & ~UT_WRITE_ATOMIC) {
+	if (wflags & ~(UT_WRITE_ATOMIC | UT_WRITE_WRITEBACK)) {
 		ut_set_errdetail("%s: unknown write flags %#x", f->path, wflags);
 		return UT_EINVAL;
 	}

@@ -16,6 +16,8 @@
  *  - A write is durable only after sync() returns UT_OK.  Until then a crash
  *    may drop it, keep it, or (unless UT_WRITE_ATOMIC) keep it in part, in
  *    4 KiB sectors.
+ *  - UT_WRITE_WRITEBACK changes when bytes reach the device, never what a
+ *    crash may keep: a write is durable only after sync().
  *  - UT_WRITE_ATOMIC writes land whole or not at all, or fail with
  *    UT_ENOTSUP/UT_EINVAL without writing anything.  The caller must pass one
  *    buffer whose length and offset suit ut_atomic_info.
@@ -47,7 +49,17 @@
 #define UT_OPEN_WAIT_MS(oflags) ((unsigned)(oflags) >> 16)
 
 /* write flags */
-#define UT_WRITE_ATOMIC 1u /* RWF_ATOMIC */
+#define UT_WRITE_ATOMIC 1u    /* RWF_ATOMIC */
+#define UT_WRITE_WRITEBACK 2u /* buffered handle: also hand the bytes to the
+			       * device and wait for that before returning
+			       * (sync_file_range).  A pacing hint, not a
+			       * durability promise: the device may still hold
+			       * them in its volatile cache until sync().
+			       * Without it a buffered batch reaches the device
+			       * all at once at the next sync, and a log write
+			       * queued behind that burst waits for all of it.
+			       * No effect on a direct handle, whose writes are
+			       * on the device when they return. */
 
 /* What statx(STATX_WRITE_ATOMIC) reported for a file. */
 typedef struct ut_atomic_info {

@@ -22,7 +22,9 @@
  * or - a write without UT_WRITE_ATOMIC only - kept in part, sector by sector
  * (4 KiB sectors at file offsets multiple of 4096, each kept or dropped
  * independently).  A UT_WRITE_ATOMIC write is kept whole or dropped; a
- * truncate is kept or dropped; synced data always survives.  A kept piece of
+ * truncate is kept or dropped; synced data always survives.  UT_WRITE_WRITEBACK
+ * changes nothing here: until a sync the bytes may sit in a device's
+ * volatile cache, so a crash may still drop or tear them.  A kept piece of
  * a write beyond the end of file extends the file (zero-filled gap).  The
  * result is a function of the seed and the operations only.  Reboot may be
  * called without an armed crash (power cut "now").  After it the disk works

@@ -322,6 +322,157 @@ static void test_doublewrite_bounded(void **state)
 	ut_simdisk_free(d);
 }
 
+/* A vfs over the simulated disk that records, per write_batch call of the
+ * data file ("db", index 0) and of the copies ("db-dw", 1), how many whole
+ * pages it carried and with which flags. */
+struct rec_file {
+	ut_file base;
+	ut_file *inner;
+	int which;
+};
+static struct {
+	ut_vfs vfs;
+	ut_vfs *inner;
+	size_t calls[2], max_pages[2], pages[2];
+	unsigned flags_all[2], flags_any[2];
+} rec;
+
+static int64_t rec_read(ut_file *f, void *buf, size_t len, uint64_t off)
+{
+	return ut_file_read(((struct rec_file *)f)->inner, buf, len, off);
+}
+static int rec_write(ut_file *f, const void *buf, size_t len, uint64_t off,
+		     unsigned wflags)
+{
+	ut_iowrite one = { buf, len, off };
+
+	return f->ops->write_batch(f, &one, 1, wflags);
+}
+static int rec_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
+			   unsigned wflags)
+{
+	struct rec_file *r = (struct rec_file *)f;
+	size_t pages = 0;
+
+	for (size_t i = 0; i < n; i++)
+		pages += w[i].len == PG;
+	rec.calls[r->which]++;
+	rec.pages[r->which] += pages;
+	if (pages > rec.max_pages[r->which])
+		rec.max_pages[r->which] = pages;
+	rec.flags_all[r->which] &= wflags;
+	rec.flags_any[r->which] |= wflags;
+	return ut_file_write_batch(r->inner, w, n, wflags);
+}
+static int rec_sync(ut_file *f) { return ut_file_sync(((struct rec_file *)f)->inner); }
+static int rec_size(ut_file *f, uint64_t *b) { return ut_file_size(((struct rec_file *)f)->inner, b); }
+static int rec_truncate(ut_file *f, uint64_t b)
+{
+	return ut_file_truncate(((struct rec_file *)f)->inner, b);
+}
+static int rec_atomic_info(ut_file *f, ut_atomic_info *ai)
+{
+	return ut_file_atomic_info(((struct rec_file *)f)->inner, ai);
+}
+static void rec_close(ut_file *f)
+{
+	ut_file_close(((struct rec_file *)f)->inner);
+	free(f);
+}
+static const struct ut_file_ops rec_ops = {
+	rec_read, rec_write, rec_write_batch, rec_sync, rec_size, rec_truncate,
+	rec_atomic_info, rec_close,
+};
+
+static int rec_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)
+{
+	struct rec_file *r = calloc(1, sizeof(*r));
+	int rc;
+
+	(void)v;
+	assert_non_null(r);
+	rc = rec.inner->open(rec.inner, path, oflags, &r->inner);
+	if (rc) {
+		free(r);
+		return rc;
+	}
+	r->base = *r->inner;
+	r->base.ops = &rec_ops;
+	r->which = strstr(path, "-dw") != NULL;
+	*out = &r->base;
+	return UT_OK;
+}
+static int rec_remove(ut_vfs *v, const char *p) { (void)v; return rec.inner->remove(rec.inner, p); }
+static int rec_exists(ut_vfs *v, const char *p) { (void)v; return rec.inner->exists(rec.inner, p); }
+static int rec_sync_dir(ut_vfs *v, const char *p) { (void)v; return rec.inner->sync_dir(rec.inner, p); }
+
+static void rec_reset(void)
+{
+	for (int i = 0; i < 2; i++) {
+		rec.calls[i] = rec.max_pages[i] = rec.pages[i] = 0;
+		rec.flags_all[i] = ~0u;
+		rec.flags_any[i] = 0;
+	}
+}
+
+/* A batch of 128 pages (the cleaner's) reaches the device in groups of at
+ * most UT_FLUSH_INFLIGHT_PAGES, copies and in-place writes alike, the
+ * buffered in-place ones written back group by group; a lazy eviction
+ * (sync=0) hands its pages to the OS and does not wait for the device. */
+static void test_writes_in_flight_bounded(void **state)
+{
+	enum { N = 128 };
+	ut_simdisk *d = ut_simdisk_new();
+	ut_io_counters ctr;
+	ut_flusher *fl = NULL;
+	ut_file *data;
+	ut_flush_page fp[N];
+	uint8_t *b[N], *buf = ut_io_alloc(PG);
+
+	(void)state;
+	memset(&ctr, 0, sizeof(ctr));
+	rec.inner = ut_simdisk_vfs(d);
+	rec.vfs = (ut_vfs){ rec_open, rec_remove, rec_exists, rec_sync_dir };
+	assert_int_equal(rec_open(&rec.vfs, "db", UT_OPEN_CREATE, &data), UT_OK);
+	assert_int_equal(data->direct, 0);
+	assert_int_equal(ut_flusher_create(UT_PROTECT_DOUBLEWRITE, &rec.vfs, "db",
+					   data, &ctr, &fl), UT_OK);
+	for (unsigned v = 1; v <= 2; v++) {
+		unsigned flags = v == 1 ? UT_FLUSH_DURABLE : UT_FLUSH_LAZY;
+
+		for (uint32_t i = 0; i < N; i++) {
+			b[i] = make_page(i, v);
+			fp[i] = (ut_flush_page){ i, b[i] };
+		}
+		rec_reset();
+		assert_int_equal(fl->ops->write_pages(fl, data, fp, N, flags), UT_OK);
+		for (uint32_t i = 0; i < N; i++)
+			free(b[i]);
+		assert_int_equal(rec.pages[0], N);
+		if (v == 1) {
+			assert_int_equal(rec.pages[1], N);
+			assert_true(rec.max_pages[0] <= UT_FLUSH_INFLIGHT_PAGES);
+			assert_true(rec.max_pages[1] <= UT_FLUSH_INFLIGHT_PAGES);
+			assert_true(rec.calls[0] >= N / UT_FLUSH_INFLIGHT_PAGES);
+			assert_true(rec.flags_all[0] & UT_WRITE_WRITEBACK);
+			assert_int_equal(ut_simdisk_pending(d, "db"), 0);
+		} else {
+			assert_int_equal(rec.pages[1], 0);
+			assert_false(rec.flags_any[0] & UT_WRITE_WRITEBACK);
+		}
+		for (uint32_t i = 0; i < N; i++) {
+			assert_int_equal(ut_file_read(data, buf, PG,
+						      (uint64_t)i * PG), PG);
+			assert_int_equal(ut_page_verify(buf, i, "db"), UT_OK);
+			assert_int_equal(ut_page_lsn(buf), v);
+		}
+	}
+	ut_flusher_destroy(fl);
+	ut_file_close(data);
+	free(buf);
+	ut_simdisk_free(d);
+}
+
 /* On this host's filesystem: double-write end to end, and recovery of a
  * page damaged by hand; atomic refused where statx says so. */
 static void test_posix_files(void **state)
@@ -400,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_probe),
 		cmocka_unit_test(test_atomic_refusal_is_loud),
 		cmocka_unit_test(test_doublewrite_bounded),
+		cmocka_unit_test(test_writes_in_flight_bounded),
 		cmocka_unit_test(test_posix_files),
 		cmocka_unit_test(test_unsafe_tears),
 		cmocka_unit_test(test_atomic_never_torn),

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -219,6 +220,70 @@ static void batch_roundtrip(const char *name, int want_uring)
 	ut_file_close(f);
 	for (int i = 0; i < N; i++)
 		free(bufs[i]);
+	free(r);
+}
+
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
+struct page_counts { /* struct cachestat (Linux 6.5) */
+	uint64_t cache, dirty, writeback, evicted, recently_evicted;
+};
+
+/* Dirty (or under writeback) cached bytes of path's first len bytes, from
+ * cachestat(2); -1 when the kernel has no cachestat. */
+static long long unwritten_pages(const char *path, uint64_t len)
+{
+	struct { uint64_t off, len; } range = { 0, len };
+	struct page_counts c;
+	int fd = open(path, O_RDONLY);
+	long r;
+
+	assert_true(fd >= 0);
+	r = syscall(SYS_cachestat, fd, &range, &c, 0);
+	close(fd);
+	return r ? -1 : (long long)(c.dirty + c.writeback);
+}
+
+/* UT_WRITE_WRITEBACK: a buffered batch is on the device when the call
+ * returns (no page of it left dirty), without the flag it is not; the
+ * bytes are the same either way.  An unknown flag is still refused. */
+static void test_writeback(void **state)
+{
+	enum { N = 16 };
+	char path[700];
+	ut_iowrite w[N];
+	void *b = pattern(PG, 3), *r = ut_io_alloc(PG);
+	ut_file *f;
+
+	(void)state;
+	path_in(path, sizeof(path), "writeback");
+	f = xopen(path, UT_OPEN_CREATE);
+	assert_int_equal(f->direct, 0);
+	for (int i = 0; i < N; i++)
+		w[i] = (ut_iowrite){ b, PG, (uint64_t)((i * 5) % N) * PG };
+	assert_int_equal(ut_file_write_batch(f, w, N, 0), UT_OK);
+	if (unwritten_pages(path, N * PG) < 0) {
+		print_message("no cachestat(2): only the bytes are checked\n");
+	} else {
+		assert_true(unwritten_pages(path, N * PG) > 0);
+		assert_int_equal(ut_file_write_batch(f, w, N, UT_WRITE_WRITEBACK),
+				 UT_OK);
+		assert_int_equal(unwritten_pages(path, N * PG), 0);
+		assert_int_equal(ut_file_write(f, b, PG, 0, UT_WRITE_WRITEBACK),
+				 UT_OK);
+		assert_int_equal(unwritten_pages(path, N * PG), 0);
+	}
+	assert_int_equal(ut_file_write_batch(f, w, N, UT_WRITE_WRITEBACK), UT_OK);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(ut_file_read(f, r, PG, (uint64_t)i * PG), PG);
+		assert_memory_equal(r, b, PG);
+	}
+	assert_int_equal(ut_file_write_batch(f, w, 1, UT_WRITE_WRITEBACK | 0x80),
+			 UT_EINVAL);
+	ut_file_close(f);
+	assert_int_equal(ut_vfs_posix()->remove(ut_vfs_posix(), path), UT_OK);
+	free(b);
 	free(r);
 }
 
@@ -452,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_batch_uring),
 		cmocka_unit_test(test_batch_pwrite_fallback),
 		cmocka_unit_test(test_batch_threads),
+		cmocka_unit_test(test_writeback),
 		cmocka_unit_test(test_atomic_uring),
 		cmocka_unit_test(test_atomic_pwritev2),
 		cmocka_unit_test(test_lock_conflict),
