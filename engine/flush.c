@@ -129,9 +129,9 @@ void ut_flusher_destroy(ut_flusher *fl)
 	free(fl);
 }
 
-/* Buffered in-place writes (double-write, unsafe) go to the device in
- * groups of UT_FLUSH_INFLIGHT_PAGES, each waited for; direct ones (atomic)
- * in io_uring batches of IN_PLACE_BATCH. */
+/* Writes with UT_WRITE_WRITEBACK go in groups of UT_FLUSH_INFLIGHT_PAGES,
+ * each on the device before the next; others (atomic's direct writes) in
+ * io_uring batches of IN_PLACE_BATCH. */
 #define IN_PLACE_BATCH 64
 
 int ut_flush_sync_data(ut_flusher *fl, ut_file *data)
@@ -152,14 +152,10 @@ int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
 		      size_t n, unsigned flags, unsigned wflags)
 {
 	ut_iowrite w[IN_PLACE_BATCH];
-	size_t per_write = IN_PLACE_BATCH;
+	size_t per_write = wflags & UT_WRITE_WRITEBACK ?
+		UT_FLUSH_INFLIGHT_PAGES : IN_PLACE_BATCH;
 	int rc;
 
-	/* A lazy eviction promises not to wait for the device. */
-	if (!data->direct && !(flags & UT_FLUSH_LAZY)) {
-		wflags |= UT_WRITE_WRITEBACK;
-		per_write = UT_FLUSH_INFLIGHT_PAGES;
-	}
 	for (size_t i = 0; i < n;) {
 		size_t k = 0;
 

@@ -65,11 +65,14 @@ typedef struct ut_flush_page {
 			     * pages (sync=0 promises nothing then: untorn.h).
 			     * The atomic strategy still writes atomically. */
 
-/* At most this many pages of a strategy's writes are on their way to the
- * device at once (256 KiB).  A commit's log write queues behind whatever
- * is in flight: the cleaner's batch of 128 pages, handed over whole, kept
- * the 16-thread p99 of bench_durable --threads near 14 ms; in groups of 16
- * near 8 ms.  Smaller groups left the cleaner behind its committers. */
+/* Double-write hands its copies and its in-place pages to the device this
+ * many at a time (256 KiB), each group on the device before the next.  A
+ * commit's log write queues behind whatever is in flight: batches handed
+ * over whole (the in-place ones in one burst at the data sync) kept the
+ * 16-thread p99 of bench_durable --threads at 13-14 ms; in groups of 16
+ * at 8-9 ms.  Smaller groups left the cleaner behind its committers.
+ * unsafe does not pace: its pages wait in the page cache until a
+ * checkpoint, where rewrites of a page coalesce. */
 #define UT_FLUSH_INFLIGHT_PAGES 16u
 
 typedef struct ut_flusher ut_flusher;
@@ -118,10 +121,9 @@ void ut_flusher_destroy(ut_flusher *fl);
 /* For strategies: write pages[0..n) in place (write flags wflags, e.g.
  * UT_WRITE_ATOMIC) in batches, counting page_writes, and sync the data
  * file when flags has UT_FLUSH_DURABLE (also for writes deferred by
- * earlier calls).  On a buffered data file, unless UT_FLUSH_LAZY, the
- * batches are of UT_FLUSH_INFLIGHT_PAGES and written back
- * (UT_WRITE_WRITEBACK) before the next.  Pages of a batch up to a failure
- * may have landed. */
+ * earlier calls).  With UT_WRITE_WRITEBACK the batches are of
+ * UT_FLUSH_INFLIGHT_PAGES, each on the device before the next.  Pages of
+ * a batch up to a failure may have landed. */
 int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
 		      size_t n, unsigned flags, unsigned wflags);
 /* Sync the data file if a deferred write awaits it. */

@@ -483,7 +483,8 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 		/* From here until the data sync, a crash may tear these pages
 		 * in place; their copies are durable. */
 		st->used += (uint32_t)k;
-		rc = ut_flush_in_place(fl, data, pages + i, k, 0, 0);
+		rc = ut_flush_in_place(fl, data, pages + i, k, 0,
+				       UT_WRITE_WRITEBACK);
 		if (rc)
 			return rc;
 		i += k;

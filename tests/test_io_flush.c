@@ -415,10 +415,11 @@ static void rec_reset(void)
 	}
 }
 
-/* A batch of 128 pages (the cleaner's) reaches the device in groups of at
- * most UT_FLUSH_INFLIGHT_PAGES, copies and in-place writes alike, the
- * buffered in-place ones written back group by group; a lazy eviction
- * (sync=0) hands its pages to the OS and does not wait for the device. */
+/* A double-write batch of 128 pages (the cleaner's) reaches the device in
+ * groups of at most UT_FLUSH_INFLIGHT_PAGES, copies and in-place writes
+ * alike, the buffered in-place ones written back group by group; a lazy
+ * eviction (sync=0) hands its pages to the OS and does not wait for the
+ * device, and neither does unsafe, whose pages wait for a checkpoint. */
 static void test_writes_in_flight_bounded(void **state)
 {
 	enum { N = 128 };
@@ -467,6 +468,13 @@ static void test_writes_in_flight_bounded(void **state)
 			assert_int_equal(ut_page_lsn(buf), v);
 		}
 	}
+	ut_flusher_destroy(fl);
+	assert_int_equal(ut_flusher_create(UT_PROTECT_UNSAFE, &rec.vfs, "db",
+					   data, &ctr, &fl), UT_OK);
+	rec_reset();
+	assert_int_equal(write_version(fl, data, 3), UT_OK);
+	assert_int_equal(rec.pages[0], NPAGES);
+	assert_false(rec.flags_any[0] & UT_WRITE_WRITEBACK);
 	ut_flusher_destroy(fl);
 	ut_file_close(data);
 	free(buf);
