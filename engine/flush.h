@@ -65,12 +65,13 @@ typedef struct ut_flush_page {
 			     * pages (sync=0 promises nothing then: untorn.h).
 			     * The atomic strategy still writes atomically. */
 
-/* Double-write hands its copies and its in-place pages to the device this
- * many at a time (256 KiB), each group on the device before the next.  A
- * commit's log write queues behind whatever is in flight: batches handed
- * over whole (the in-place ones in one burst at the data sync) kept the
- * 16-thread p99 of bench_durable --threads at 13-14 ms; in groups of 16
- * at 8-9 ms.  Smaller groups left the cleaner behind its committers.
+/* Double-write hands its in-place pages to the device this many at a time
+ * (256 KiB), each group on the device before the next.  They are buffered,
+ * so a batch otherwise reached the device in one burst at the data sync,
+ * and a commit's log write queued behind all of it: the 16-thread p99 of
+ * bench_durable --threads was 13-17 ms, in groups of 16 8-11 ms.  Smaller
+ * groups left the cleaner behind its committers; grouping the copies too
+ * (one sequential direct write) cost 4 threads 10-25% of their commits/s.
  * unsafe does not pace: its pages wait in the page cache until a
  * checkpoint, where rewrites of a page coalesce. */
 #define UT_FLUSH_INFLIGHT_PAGES 16u

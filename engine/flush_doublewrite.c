@@ -422,23 +422,6 @@ static int sync_data(ut_flusher *fl, ut_file *data)
 	return rc;
 }
 
-/* The copies of n pages (header and page iovecs, w[0..2n)), a sequential
- * write of the dw file, in groups of UT_FLUSH_INFLIGHT_PAGES: each group
- * is on the device (direct, else written back) before the next starts. */
-static int write_copies(ut_file *dw, const ut_iowrite *w, size_t n)
-{
-	int rc = UT_OK;
-
-	for (size_t i = 0; i < n && rc == UT_OK; i += UT_FLUSH_INFLIGHT_PAGES) {
-		size_t k = n - i < UT_FLUSH_INFLIGHT_PAGES ?
-			n - i : UT_FLUSH_INFLIGHT_PAGES;
-
-		rc = ut_file_write_batch(dw, w + 2 * i, 2 * k,
-					 UT_WRITE_WRITEBACK);
-	}
-	return rc;
-}
-
 static int dw_write_pages(ut_flusher *fl, ut_file *data,
 			  const ut_flush_page *pages, size_t n, unsigned flags)
 {
@@ -472,7 +455,7 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 			w[2 * j + 1] = (ut_iowrite){ pages[i + j].buf,
 						     UT_PAGE_SIZE, off + UT_DW_HDR };
 		}
-		rc = write_copies(st->dw, w, k);
+		rc = ut_file_write_batch(st->dw, w, 2 * k, 0);
 		if (rc == UT_OK)
 			rc = ut_file_sync(st->dw);
 		if (rc)
