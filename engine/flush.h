@@ -69,7 +69,7 @@ typedef struct ut_flush_page {
  * (256 KiB), each group on the device before the next.  They are buffered,
  * so a batch otherwise reached the device in one burst at the data sync,
  * and a commit's log write queued behind all of it: the 16-thread p99 of
- * bench_durable --threads was 13-17 ms, in groups of 16 8-11 ms.  Smaller
+ * bench_durable --threads was 11-17 ms, in groups of 16 7-11 ms.  Smaller
  * groups left the cleaner behind its committers; grouping the copies too
  * (one sequential direct write) cost 4 threads 10-25% of their commits/s.
  * unsafe does not pace: its pages wait in the page cache until a
