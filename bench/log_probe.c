@@ -5,7 +5,8 @@
  * writes in flight, and does handing pages over in small groups help?
  *
  * One thread plays the log: a 4 KiB O_DIRECT write at the next offset of a
- * preallocated file, then fdatasync, in a loop (a single-put commit).
+ * file written full beforehand, then fdatasync, in a loop (a single-put
+ * commit; the offsets wrap around the file).
  * Another plays the page cleaner, writing batches of 256 random 16 KiB
  * pages through the page cache to a second file, each batch made durable
  * with one fdatasync, as double-write's data file is:
@@ -34,6 +35,7 @@
 #define PAGE 16384
 #define BATCH 256
 #define GROUP 16
+#define LOG_SPAN 16384L  /* blocks in the log file (64 MiB) */
 #define PAGE_SPAN 16384L /* pages in the page file (256 MiB) */
 #define MAX_SYNCS 2000000
 
@@ -128,15 +130,16 @@ static int run(int lfd, int pfd, enum mode mode, double secs, int round,
 	pthread_t th;
 	double t0, t1;
 	long n = 0;
+	int log_failed = 0;
 
 	if (mode != ALONE && pthread_create(&th, NULL, pager_main, &pa))
 		return -1;
 	t0 = now();
 	while ((t1 = now()) - t0 < secs && n < MAX_SYNCS && !pa.err) {
-		if (pwrite(lfd, blk, LOG_BLOCK, (n % 16384) * LOG_BLOCK) != LOG_BLOCK ||
-		    fdatasync(lfd)) {
+		if (pwrite(lfd, blk, LOG_BLOCK, (n % LOG_SPAN) * LOG_BLOCK) !=
+		    LOG_BLOCK || fdatasync(lfd)) {
 			perror("log_probe: log write");
-			pa.err = 1;
+			log_failed = 1;
 			break;
 		}
 		lat[n++] = (now() - t1) * 1e3;
@@ -145,10 +148,10 @@ static int run(int lfd, int pfd, enum mode mode, double secs, int round,
 	pa.stop = 1;
 	if (mode != ALONE)
 		pthread_join(th, NULL);
-	if (pa.err || n == 0) {
+	if (pa.err)
 		perror("log_probe: page writer");
+	if (log_failed || pa.err || n == 0)
 		return -1;
-	}
 	qsort(lat, (size_t)n, sizeof(double), cmp_double);
 	printf("| %5d | %-5s | %8.2f | %8.2f | %8.2f | %8.2f | %9.0f | %8.1f |\n",
 	       round, mode_name[mode], lat[n / 2], lat[n * 9 / 10],
@@ -191,7 +194,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(blk, 0xa5, PAGE);
-	lfd = fill(lpath, LOG_BLOCK * 16384L, blk, PAGE);
+	lfd = fill(lpath, LOG_BLOCK * LOG_SPAN, blk, PAGE);
 	pfd = lfd < 0 ? -1 : fill(ppath, PAGE_SPAN * PAGE, blk, PAGE);
 	if (pfd >= 0) {
 		close(pfd); /* the page writer goes through the page cache */

@@ -129,9 +129,9 @@ void ut_flusher_destroy(ut_flusher *fl)
 	free(fl);
 }
 
-/* Writes with UT_WRITE_WRITEBACK go in groups of UT_FLUSH_INFLIGHT_PAGES,
- * each on the device before the next; others (atomic's direct writes) in
- * io_uring batches of IN_PLACE_BATCH. */
+/* Writes with UT_WRITE_WRITEBACK (double-write's) go in groups of
+ * UT_FLUSH_INFLIGHT_PAGES, each on the device before the next; the others
+ * (atomic's, through io_uring; unsafe's) in batches of IN_PLACE_BATCH. */
 #define IN_PLACE_BATCH 64
 
 int ut_flush_sync_data(ut_flusher *fl, ut_file *data)
