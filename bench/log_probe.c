@@ -16,11 +16,14 @@
  *           at the fdatasync, all at once (untorn before 106b744)
  *   paced   groups of 16 pages, each written back (sync_file_range) before
  *           the next, then the fdatasync (untorn since)
+ *   pN      paced, held to N MB/s (-R N,...): a cleaner that writes only
+ *           as fast as an engine dirties pages.  The log's p99 against N
+ *           says what a commit's sync costs at a given page-write rate.
  *
  * Modes are interleaved over rounds; every run prints the log's sync
  * latency (p50, p90, p99, max), its syncs/s, and the page writer's MB/s.
  *
- *   log_probe [-d DIR] [-t SECS] [-r ROUNDS]
+ *   log_probe [-d DIR] [-t SECS] [-r ROUNDS] [-R MBPS,...]
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,6 +41,7 @@
 #define LOG_SPAN 16384L  /* blocks in the log file (64 MiB) */
 #define PAGE_SPAN 16384L /* pages in the page file (256 MiB) */
 #define MAX_SYNCS 2000000
+#define MAX_RATES 16
 
 enum mode { ALONE, BURST, PACED };
 static const char *const mode_name[] = { "alone", "burst", "paced" };
@@ -45,6 +49,7 @@ static const char *const mode_name[] = { "alone", "burst", "paced" };
 struct pager_arg {
 	int fd;
 	enum mode mode;
+	double mbps; /* paced: bytes per second cap, in MB/s; 0: none */
 	volatile int stop;
 	long long bytes;
 	int err;
@@ -83,21 +88,37 @@ static int write_back(int fd, const long *pgnos, int n)
 	return 0;
 }
 
+/* Sleep until written bytes since t0 are within the cap. */
+static void hold_to_rate(double t0, long long bytes, double mbps)
+{
+	double ahead = (double)bytes / (mbps * 1e6) - (now() - t0);
+
+	if (ahead > 0)
+		nanosleep(&(struct timespec){ .tv_sec = (time_t)ahead,
+			  .tv_nsec = (long)((ahead - (double)(time_t)ahead) * 1e9) },
+			  NULL);
+}
+
 static void *pager_main(void *p)
 {
 	struct pager_arg *a = p;
 	static char buf[PAGE];
 	unsigned seed = 12345;
 	long pgnos[BATCH];
+	long long written = 0;
+	double t0 = now();
 
 	memset(buf, 0x5a, sizeof(buf));
 	while (!a->stop && !a->err) {
 		for (int i = 0; i < BATCH && !a->err; i++) {
 			pgnos[i] = (long)(rand_r(&seed) % PAGE_SPAN);
 			a->err = write_page(a->fd, buf, pgnos[i]);
-			if (!a->err && a->mode == PACED && i % GROUP == GROUP - 1)
-				a->err = write_back(a->fd, pgnos + i + 1 - GROUP,
-						    GROUP);
+			if (a->err || a->mode != PACED || i % GROUP != GROUP - 1)
+				continue;
+			a->err = write_back(a->fd, pgnos + i + 1 - GROUP, GROUP);
+			written += (long long)GROUP * PAGE;
+			if (a->mbps > 0)
+				hold_to_rate(t0, written, a->mbps);
 		}
 		if (!a->err)
 			a->err = fdatasync(a->fd);
@@ -123,10 +144,11 @@ static int fill(const char *path, long bytes, char *blk, size_t len)
 	return fd;
 }
 
-static int run(int lfd, int pfd, enum mode mode, double secs, int round,
-	       const char *blk, double *lat)
+static int run(int lfd, int pfd, enum mode mode, double mbps, double secs,
+	       int round, const char *blk, double *lat)
 {
-	struct pager_arg pa = { .fd = pfd, .mode = mode };
+	struct pager_arg pa = { .fd = pfd, .mode = mode, .mbps = mbps };
+	char name[16];
 	pthread_t th;
 	double t0, t1;
 	long n = 0;
@@ -153,8 +175,12 @@ static int run(int lfd, int pfd, enum mode mode, double secs, int round,
 	if (log_failed || pa.err || n == 0)
 		return -1;
 	qsort(lat, (size_t)n, sizeof(double), cmp_double);
+	if (mbps > 0)
+		snprintf(name, sizeof(name), "p%.0f", mbps);
+	else
+		snprintf(name, sizeof(name), "%s", mode_name[mode]);
 	printf("| %5d | %-5s | %8.2f | %8.2f | %8.2f | %8.2f | %9.0f | %8.1f |\n",
-	       round, mode_name[mode], lat[n / 2], lat[n * 9 / 10],
+	       round, name, lat[n / 2], lat[n * 9 / 10],
 	       lat[n * 99 / 100], lat[n - 1], (double)n / (t1 - t0),
 	       (double)pa.bytes / (t1 - t0) / 1e6);
 	fflush(stdout);
@@ -166,17 +192,25 @@ int main(int argc, char **argv)
 	const char *dir = ".";
 	char lpath[4096], ppath[4096], *blk = NULL;
 	double secs = 10, *lat = malloc(sizeof(double) * MAX_SYNCS);
-	int rounds = 2, c, lfd, pfd, rc = 0;
+	double rates[MAX_RATES];
+	int rounds = 2, nrates = 0, c, lfd, pfd, rc = 0;
+	char *tok;
 
-	while ((c = getopt(argc, argv, "d:t:r:")) != -1) {
+	while ((c = getopt(argc, argv, "d:t:r:R:")) != -1) {
 		if (c == 'd')
 			dir = optarg;
 		else if (c == 't')
 			secs = atof(optarg);
 		else if (c == 'r')
 			rounds = atoi(optarg);
-		else {
-			fprintf(stderr, "usage: log_probe [-d DIR] [-t SECS] [-r ROUNDS]\n");
+		else if (c == 'R')
+			for (tok = strtok(optarg, ","); tok && nrates < MAX_RATES;
+			     tok = strtok(NULL, ","))
+				if ((rates[nrates++] = atof(tok)) <= 0)
+					c = '?';
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "usage: log_probe [-d DIR] [-t SECS] "
+				"[-r ROUNDS] [-R MBPS,...]\n");
 			return 2;
 		}
 	}
@@ -204,9 +238,12 @@ int main(int argc, char **argv)
 		perror("log_probe: set-up");
 		rc = 1;
 	}
-	for (int r = 1; r <= rounds && !rc; r++)
+	for (int r = 1; r <= rounds && !rc; r++) {
 		for (int m = ALONE; m <= PACED && !rc; m++)
-			rc = run(lfd, pfd, (enum mode)m, secs, r, blk, lat) ? 1 : 0;
+			rc = run(lfd, pfd, (enum mode)m, 0, secs, r, blk, lat) ? 1 : 0;
+		for (int i = 0; i < nrates && !rc; i++)
+			rc = run(lfd, pfd, PACED, rates[i], secs, r, blk, lat) ? 1 : 0;
+	}
 	if (lfd >= 0)
 		close(lfd);
 	if (pfd >= 0)
