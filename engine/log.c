@@ -148,8 +148,8 @@ static int hook_commit(void *ctx, const ut_log_page *pages, size_t np,
 		if ((rc = diff_page(lg, &n, &pages[i])))
 			return rc;
 	rc = ut_wal_append_txn(lg->wal, lg->d, n, lsn);
-	if (rc)
-		return rc == UT_EFATAL ? failed_if(lg, rc) : rc;
+	if (rc) /* a big transaction's records may have gone out, and failed */
+		return ut_wal_failed(lg->wal) ? failed_if(lg, rc) : rc;
 	/* Bound the append buffer while committers queue up for a flush. */
 	ut_wal_stats_get(lg->wal, &st);
 	if (st.next_lsn - st.written_lsn > UT_LOG_BUF_MAX)

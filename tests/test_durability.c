@@ -900,6 +900,103 @@ static void test_atomic_einval_fatal(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- a transaction bigger than the log's buffer ---------------------- */
+
+enum { BIG_KEYS = 20000 }; /* about 13 MiB of pages: written out early */
+
+static int big_txn(ut_db *db)
+{
+	char k[16], v[600];
+	ut_txn *t;
+	int rc;
+
+	if ((rc = ut_begin(db, 0, &t)))
+		return rc;
+	for (int i = 0; i < BIG_KEYS; i++) {
+		snprintf(k, sizeof(k), "b%06d", i);
+		memset(v, 'a' + i % 26, sizeof(v));
+		if ((rc = ut_put(t, k, 7, v, sizeof(v)))) {
+			ut_abort(t);
+			return rc;
+		}
+	}
+	return ut_commit(t);
+}
+
+/* How many of the big transaction's keys the database holds, all with
+ * their values. */
+static int big_keys_present(ut_db *db)
+{
+	char k[16], v[600];
+	ut_txn *t;
+	void *val;
+	size_t vlen;
+	int present = 0;
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < BIG_KEYS; i++) {
+		snprintf(k, sizeof(k), "b%06d", i);
+		if (ut_get(t, k, 7, &val, &vlen) != UT_OK)
+			continue;
+		memset(v, 'a' + i % 26, sizeof(v));
+		assert_int_equal(vlen, sizeof(v));
+		assert_memory_equal(val, v, sizeof(v));
+		free(val);
+		present++;
+	}
+	ut_abort(t);
+	return present;
+}
+
+/* The log writes a big transaction's records out before its COMMIT.  A
+ * full disk during the commit fails the handle and loses nothing
+ * acknowledged; a power cut among them, with every write kept, must bring
+ * back none of it; once acknowledged, a power cut dropping every unsynced
+ * write must keep all of it. */
+static void test_large_txn(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 64 << 20, 1);
+	ut_db *db;
+	ut_txn *t;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	/* the disk fills during the commit: the handle fails */
+	ut_simdisk_set_capacity(d, ut_simdisk_used(d) + (4u << 20));
+	assert_int_equal(big_txn(db), UT_ENOSPC);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_EFATAL);
+	assert_int_equal(ut_begin(db, 0, &t), UT_EFATAL);
+	(void)ut_close(db);
+	ut_simdisk_set_capacity(d, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 10);
+	assert_int_equal(big_keys_present(db), 0);
+	/* the second write of the commit: the first streamed chunk is out */
+	ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + 1);
+	assert_int_not_equal(big_txn(db), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 3, UT_SIMDISK_KEEP_ALL),
+			 UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 10);
+	assert_int_equal(big_keys_present(db), 0);
+
+	assert_int_equal(big_txn(db), UT_OK);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 4, UT_SIMDISK_DROP_ALL),
+			 UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	verify(db, 10);
+	assert_int_equal(big_keys_present(db), BIG_KEYS);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 static void test_enospc(void **s)
 {
 	(void)s;
@@ -1725,6 +1822,7 @@ int main(void)
 		cmocka_unit_test(test_checkpoint_ends_under_pressure),
 		cmocka_unit_test(test_atomic_einval_fatal),
 		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_large_txn),
 		cmocka_unit_test(test_dw_file),
 		cmocka_unit_test(test_dw_damaged_header),
 		cmocka_unit_test(test_torn_extension),

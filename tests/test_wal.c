@@ -5,6 +5,7 @@
  * recovery must rebuild exactly the state after the committed prefix.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -602,6 +603,74 @@ static void test_foreign_and_damaged(void **state)
 	unlink(path);
 }
 
+/* A transaction bigger than the log's buffer goes out before its COMMIT:
+ * the log's memory stays bounded, a crash before the COMMIT replays
+ * nothing of it, and after the COMMIT all of it. */
+static void test_large_txn_streams(void **state)
+{
+	const char *path = tmp_path("large"), *crashed = tmp_path("large_crash");
+	enum { NDELTA = 4096, POOL = 32 }; /* 64 MiB of records */
+	static unsigned char pool[POOL][UT_PAGE_SIZE];
+	ut_wal_delta *d = calloc(NDELTA, sizeof(*d));
+	uint64_t lsns[2], seed = 77;
+	unsigned char *img;
+	size_t len;
+	ut_wal *w;
+	ut_wal_stats before, after;
+	ut_wal_recovery_info info;
+
+	(void)state;
+	assert_non_null(d);
+	for (int k = 0; k < POOL; k++)
+		for (unsigned b = 0; b < UT_PAGE_SIZE; b++)
+			pool[k][b] = (unsigned char)rng(&seed);
+	for (unsigned i = 0; i < NDELTA; i++)
+		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE,
+				       pool[(i * 7 + i / NPAGES) % POOL] };
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	append_range(w, 9, 0, 1, 4000, 1, lsns);
+	ut_wal_stats_get(w, &before);
+	assert_int_equal(ut_wal_append_txn(w, d, NDELTA, &lsns[1]), UT_OK);
+	ut_wal_stats_get(w, &after);
+	assert_true(after.buffer_bytes <= 32u << 20);
+	assert_true(after.writes > before.writes + 4);
+	assert_true(after.written_lsn > before.durable_lsn + (32u << 20));
+	assert_true(after.durable_lsn < lsns[1]);
+
+	/* crash now: the records are in the file, the COMMIT is not */
+	img = slurp(path, &len);
+	spit(crashed, img, len);
+	free(img);
+	expected_state(M1, 9, 1, 4000, lsns);
+	assert_int_equal(ut_wal_flush_to(w, lsns[1]), UT_OK);
+	assert_int_equal(ut_wal_close(w), UT_OK);
+
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), crashed, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 1);
+	assert_int_equal(info.txns_discarded, 1);
+	assert_true(info.bytes_discarded > (32u << 20));
+	assert_same_pages(M1, M2);
+	ut_wal_close(w);
+
+	for (unsigned i = 0; i < NDELTA; i++)
+		memcpy(M1->pg[d[i].pgno], d[i].data, UT_PAGE_SIZE);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 2);
+	assert_int_equal(info.txns_discarded, 0);
+	assert_int_equal(info.deltas_applied, G.n + NDELTA);
+	assert_same_pages(M1, M2);
+	ut_wal_close(w);
+	free(d);
+	unlink(path);
+	unlink(crashed);
+}
+
 /* ---- a vfs wrapper that runs out of space or fails chosen writes ---- */
 
 typedef struct fvfs {
@@ -740,6 +809,130 @@ static void test_enospc(void **state)
 	append_range(w, 6, NT, NT + 1, 300, 1, lsns);
 	ut_wal_close(w);
 	unlink(path);
+}
+
+/* A full disk while a big transaction's records go out before its COMMIT:
+ * the append fails with the disk's code, the handle fails, and reopening
+ * replays exactly the earlier commits. */
+static void test_enospc_while_streaming(void **state)
+{
+	const char *path = tmp_path("enospc_stream");
+	enum { NDELTA = 1024 }; /* 16 MiB of records */
+	static unsigned char page[UT_PAGE_SIZE];
+	ut_wal_delta *d = calloc(NDELTA, sizeof(*d));
+	uint64_t lsns[4];
+	fvfs v;
+	ut_wal *w;
+	ut_wal_recovery_info info;
+
+	(void)state;
+	assert_non_null(d);
+	for (unsigned i = 0; i < NDELTA; i++)
+		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
+	fvfs_init(&v);
+	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	append_range(w, 12, 0, 3, 4000, 1, lsns);
+	v.budget = 4 << 20; /* the first 8 MiB chunk does not fit */
+	assert_int_equal(ut_wal_append_txn(w, d, NDELTA, NULL), UT_ENOSPC);
+	assert_int_equal(ut_wal_failed(w), UT_ENOSPC);
+	assert_int_equal(ut_wal_append_txn(w, d, 1, NULL), UT_EFATAL);
+	assert_int_equal(ut_wal_durable_lsn(w), lsns[2]);
+	ut_wal_close(w);
+
+	v.budget = -1;
+	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	memset(M2, 0, sizeof(*M2));
+	model_begin_recovery(M2);
+	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
+	assert_int_equal(info.txns_replayed, 3);
+	expected_state(M1, 12, 3, 4000, lsns);
+	assert_same_pages(M1, M2);
+	assert_int_equal(ut_wal_failed(w), 0);
+	ut_wal_close(w);
+	free(d);
+	unlink(path);
+}
+
+/* A checkpoint that comes in while a big transaction is being written out
+ * must not reset the log under it.  The window: the appender waits for
+ * another committer's (slow) sync to end, and so does the checkpoint. */
+typedef struct stream_race {
+	ut_wal *w;
+	uint64_t lsn;
+	int rc;
+} stream_race;
+
+static void *race_flush(void *arg)
+{
+	stream_race *a = arg;
+
+	a->rc = ut_wal_flush_to(a->w, a->lsn);
+	return NULL;
+}
+
+static void *race_checkpoint(void *arg)
+{
+	stream_race *a = arg;
+
+	usleep(5000);
+	a->rc = ut_wal_checkpoint_done(a->w, a->lsn);
+	return NULL;
+}
+
+static void test_checkpoint_while_streaming(void **state)
+{
+	const char *path = tmp_path("ckpt_stream");
+	enum { NT = 40, NDELTA = 1024, ROUNDS = 4 }; /* 16 MiB of records */
+	static unsigned char page[UT_PAGE_SIZE];
+	ut_wal_delta *d = calloc(NDELTA, sizeof(*d));
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	uint64_t lsns[NT + 2], big_lsn;
+	stream_race fl, ck;
+	pthread_t tf, tc;
+	fvfs v;
+	ut_wal *w;
+	ut_wal_recovery_info info;
+
+	(void)state;
+	assert_non_null(d);
+	for (int r = 0; r < ROUNDS; r++) {
+		fvfs_init(&v);
+		assert_int_equal(ut_wal_open(&v.base, path, &cfg, &w), UT_OK);
+		append_range(w, 13, 0, NT, 4000, 1, lsns);
+		append_range(w, 13, NT, NT + 1, 4000, 0, lsns);
+		v.sync_us = 100000;
+		fl = (stream_race){ w, lsns[NT], -1 };
+		ck = (stream_race){ w, lsns[NT - 1], -1 };
+		assert_int_equal(pthread_create(&tf, NULL, race_flush, &fl), 0);
+		assert_int_equal(pthread_create(&tc, NULL, race_checkpoint, &ck), 0);
+		usleep(10000); /* both wait for the slow sync */
+		memset(page, r + 1, sizeof(page));
+		for (unsigned i = 0; i < NDELTA; i++)
+			d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
+		assert_int_equal(ut_wal_append_txn(w, d, NDELTA, &big_lsn), UT_OK);
+		pthread_join(tf, NULL);
+		pthread_join(tc, NULL);
+		assert_int_equal(fl.rc, UT_OK);
+		assert_int_equal(ck.rc, UT_OK);
+		v.sync_us = 0;
+		assert_int_equal(ut_wal_flush_to(w, big_lsn), UT_OK);
+		ut_wal_close(w);
+
+		/* whatever the checkpoint did, both commits after it replay */
+		gen_txn(&G, 13, NT, 4000);
+		memset(M2, 0, sizeof(*M2));
+		assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
+		model_begin_recovery(M2);
+		assert_int_equal(ut_wal_recover(w, lsns[NT - 1], model_apply, M2,
+						&info), UT_OK);
+		assert_int_equal(info.txns_replayed, 2);
+		assert_int_equal(info.deltas_applied, G.n + NDELTA);
+		for (int p = 0; p < NPAGES; p++)
+			assert_memory_equal(M2->pg[p], page, UT_PAGE_SIZE);
+		ut_wal_close(w);
+		unlink(path);
+	}
+	free(d);
 }
 
 /* Steady load with periodic checkpoints: bounded file, monotonic LSNs,
@@ -1205,6 +1398,9 @@ int main(void)
 		cmocka_unit_test(test_commit_must_match_txn),
 		cmocka_unit_test(test_foreign_and_damaged),
 		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_large_txn_streams),
+		cmocka_unit_test(test_enospc_while_streaming),
+		cmocka_unit_test(test_checkpoint_while_streaming),
 		cmocka_unit_test(test_checkpoint_reclaim),
 		cmocka_unit_test(test_reset_interrupted),
 		cmocka_unit_test(test_reset_moves_large_tail),

@@ -123,6 +123,17 @@ typedef struct carg {
 	int id;
 } carg;
 
+/* Raise the highest acknowledged commit LSN to lsn. */
+static void ack(crun *r, uint64_t lsn)
+{
+	uint64_t cur = __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE);
+
+	while (cur < lsn &&
+	       !__atomic_compare_exchange_n(&r->acked, &cur, lsn, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
 static void *ccommitter(void *arg)
 {
 	carg *a = arg;
@@ -132,7 +143,7 @@ static void *ccommitter(void *arg)
 	for (unsigned i = 0; i < 300; i++) {
 		ut_wal_delta d = { .pgno = i, .offset = 0, .len = sizeof(buf),
 				   .data = buf };
-		uint64_t lsn, cur;
+		uint64_t lsn;
 
 		memset(buf, a->id, sizeof(buf));
 		pthread_mutex_lock(&r->writer);
@@ -143,12 +154,7 @@ static void *ccommitter(void *arg)
 		if (rc != UT_OK || (i && lsn <= r->lsn[a->id][i - 1]))
 			__atomic_add_fetch(&r->errors, 1, __ATOMIC_RELAXED);
 		r->lsn[a->id][i] = lsn;
-		cur = __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE);
-		while (cur < lsn &&
-		       !__atomic_compare_exchange_n(&r->acked, &cur, lsn, 0,
-						    __ATOMIC_ACQ_REL,
-						    __ATOMIC_ACQUIRE))
-			;
+		ack(r, lsn);
 	}
 	return NULL;
 }
@@ -209,6 +215,121 @@ static void test_checkpoint_under_load(void **state)
 	pthread_mutex_destroy(&r.writer);
 }
 
+/* A transaction big enough to be written out before its COMMIT, appended
+ * while other threads commit small ones and a checkpointer resets the log
+ * (the big one without the writer lock: the log alone must keep each
+ * transaction's records together, and must not reset under them). */
+enum { BIG_TXNS = 3, BIG_DELTAS = 800 }; /* 12.5 MiB of records each */
+
+static int count_delta(void *ctx, uint64_t lsn, const ut_wal_delta *d)
+{
+	(void)lsn;
+	(void)d;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+/* Give the checkpointer a reset between two big transactions (up to 2 s);
+ * the small committers' checkpoints then land during the next stream. */
+static void wait_for_reset(ut_wal *w)
+{
+	ut_wal_stats before, now;
+
+	ut_wal_stats_get(w, &before);
+	for (int i = 0; i < 2000; i++) {
+		ut_wal_stats_get(w, &now);
+		if (now.resets > before.resets)
+			return;
+		usleep(1000);
+	}
+}
+
+static void *big_committer(void *arg)
+{
+	crun *r = arg;
+	static unsigned char page[UT_PAGE_SIZE];
+	static ut_wal_delta d[BIG_DELTAS];
+
+	for (unsigned i = 0; i < BIG_DELTAS; i++)
+		d[i] = (ut_wal_delta){ 100 + i, 0, UT_PAGE_SIZE, page };
+	for (int k = 0; k < BIG_TXNS; k++) {
+		uint64_t lsn = 0;
+		int rc;
+
+		memset(page, k + 1, sizeof(page));
+		rc = ut_wal_append_txn(r->w, d, BIG_DELTAS, &lsn);
+		if (rc == UT_OK)
+			rc = ut_wal_flush_to(r->w, lsn);
+		if (rc != UT_OK)
+			__atomic_add_fetch(&r->errors, 1, __ATOMIC_RELAXED);
+		r->lsn[3][k] = lsn;
+		ack(r, lsn);
+		wait_for_reset(r->w);
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_big_txn_among_small(void **state)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	char path[512];
+	static crun r;
+	carg args[3];
+	pthread_t th[4];
+	ut_wal_config cfg = { .reset_min_bytes = 16 * 1024 };
+	ut_wal_stats st;
+	ut_wal_recovery_info info;
+	uint64_t redo = 0, deltas = 0, later = 0, later_deltas = 0;
+
+	(void)state;
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/wal_big_%d.log", dir, (int)getpid());
+	unlink(path);
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.writer, NULL);
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	assert_int_equal(pthread_create(&th[3], NULL, big_committer, &r), 0);
+	for (int t = 0; t < 3; t++) {
+		args[t] = (carg){ &r, t };
+		assert_int_equal(pthread_create(&th[t], NULL, ccommitter, &args[t]), 0);
+	}
+	/* checkpoint until the big transactions are in */
+	while (!__atomic_load_n(&r.stop, __ATOMIC_ACQUIRE)) {
+		uint64_t a = __atomic_load_n(&r.acked, __ATOMIC_ACQUIRE);
+		if (a > redo) {
+			assert_int_equal(ut_wal_checkpoint_done(r.w, a), UT_OK);
+			redo = a;
+		}
+		usleep(200);
+	}
+	for (int t = 0; t < 4; t++)
+		pthread_join(th[t], NULL);
+	assert_int_equal(r.errors, 0);
+	ut_wal_stats_get(r.w, &st);
+	assert_int_equal(st.commits, 3 * 300 + BIG_TXNS);
+	assert_true(st.resets > 0);
+	assert_true(st.buffer_bytes <= 32u << 20);
+	ut_wal_close(r.w);
+
+	for (int t = 0; t < 3; t++)
+		for (int i = 0; i < 300; i++)
+			later += r.lsn[t][i] > redo, later_deltas += r.lsn[t][i] > redo;
+	for (int k = 0; k < BIG_TXNS; k++)
+		if (r.lsn[3][k] > redo)
+			later++, later_deltas += BIG_DELTAS;
+	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
+	assert_int_equal(ut_wal_recover(r.w, redo, count_delta, &deltas, &info),
+			 UT_OK);
+	assert_int_equal(info.txns_replayed, later);
+	assert_int_equal(deltas, later_deltas);
+	ut_wal_close(r.w);
+	unlink(path);
+	pthread_mutex_destroy(&r.writer);
+}
+
 static void test_group_commit(void **state)
 {
 	double s1, s4, s16;
@@ -228,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_checkpoint_under_load),
+		cmocka_unit_test(test_big_txn_among_small),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,8 @@
 #define DELTA_ENTRY_HDR 8u
 #define COMMIT_PAYLOAD 16u
 #define REC_TARGET (64u * 1024u) /* pack deltas into records up to this size */
+#define REC_MAX_BYTES (UT_WAL_REC_HDR + REC_TARGET + 8u) /* a sealed record */
+#define STREAM_BYTES (8u << 20) /* a bigger transaction streams (below) */
 #define GROW_MIN (64u * 1024u)    /* direct logs grow ahead in steps ... */
 #define GROW_MAX (8u << 20)       /* ... of the file's size, within these */
 #define NO_BLOCK UINT64_MAX
@@ -55,6 +57,7 @@ struct ut_wal {
 
 	int ready;      /* recovered (or new): appends allowed */
 	int flushing;   /* a leader is writing/syncing */
+	int streaming;  /* an append is handing its records out (see below) */
 	int failed;     /* 0 or the code that failed the handle */
 	/* written_lsn: handed to the OS (ut_wal_write_to); durable_lsn: synced */
 	uint64_t next_lsn, written_lsn, durable_lsn, ckpt_lsn, next_txn_id;
@@ -574,46 +577,38 @@ static void seal_record(walbuf *b, size_t at, unsigned type, size_t len,
 	put32(r, ut_crc32c(0, r + 4, plen - 4));
 }
 
-int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
-		      uint64_t *commit_lsn)
+static int lead_flush(ut_wal *w, int sync);
+
+/* A transaction over STREAM_BYTES is not assembled whole: its sealed delta
+ * records go to the file (written, not synced) whenever the buffer holds
+ * STREAM_BYTES, so the log's memory stays bounded whatever the transaction's
+ * size.  Records without their COMMIT are nothing to recovery: a crash
+ * mid-stream leaves a trailing unfinished transaction, which is cut.
+ * Mutex held; released while a flush writes. */
+static int stream_out(ut_wal *w, size_t more)
 {
-	size_t need = 0, at, rec = 0, rec_len = 0, first;
+	while (w->active.len && w->active.len + more > STREAM_BYTES) {
+		if (w->failed)
+			return w->failed;
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		lead_flush(w, 0);
+	}
+	return reserve(&w->active, more);
+}
+
+/* Pack the deltas into records, then the COMMIT.  Mutex held. */
+static int append_records(ut_wal *w, const ut_wal_delta *d, size_t n,
+			  int stream)
+{
+	walbuf *b = &w->active;
+	uint64_t first_lsn = b->lsn + b->len;
+	size_t at = b->len, rec = 0, rec_len = 0;
 	uint32_t count = 0;
-	walbuf *b;
 	int rc;
 
-	if (!w || (n && !d))
-		return UT_EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (!d[i].len || d[i].offset >= UT_PAGE_SIZE ||
-		    d[i].len > UT_PAGE_SIZE - d[i].offset || !d[i].data) {
-			ut_set_errdetail("wal: bad delta %zu (page %u, %u+%u)", i,
-					 d[i].pgno, d[i].offset, d[i].len);
-			return UT_EINVAL;
-		}
-		need += DELTA_ENTRY_HDR + d[i].len;
-	}
-	/* worst case: one record per delta */
-	need += n * (UT_WAL_REC_HDR + 8) + UT_WAL_REC_HDR + COMMIT_PAYLOAD + 8;
-
-	pthread_mutex_lock(&w->mu);
-	if (w->failed || !w->ready) {
-		rc = w->failed ? UT_EFATAL : UT_EINVAL;
-		if (w->failed)
-			ut_set_errdetail("%s: log failed earlier (%s); reopen",
-					 w->path, rc_name(w->failed));
-		else
-			ut_set_errdetail("%s: recover the log before appending",
-					 w->path);
-		pthread_mutex_unlock(&w->mu);
-		return rc;
-	}
-	b = &w->active;
-	if ((rc = reserve(b, need)) != UT_OK) {
-		pthread_mutex_unlock(&w->mu);
-		return rc;
-	}
-	first = at = b->len;
 	for (size_t i = 0; i < n; i++) {
 		size_t e = DELTA_ENTRY_HDR + d[i].len;
 
@@ -624,6 +619,12 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
 			count = 0;
 		}
 		if (!count) {
+			if (stream) {
+				b->len = at;
+				if ((rc = stream_out(w, REC_MAX_BYTES)))
+					return rc;
+				at = b->len;
+			}
 			rec = at;
 			rec_len = UT_WAL_REC_HDR;
 		}
@@ -640,20 +641,77 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
 			    w->durable_lsn);
 		at = rec + pad8(rec_len);
 	}
+	b->len = at;
+	if (stream && (rc = stream_out(w, REC_MAX_BYTES)))
+		return rc;
+	at = b->len;
 	put64(b->p + at + UT_WAL_REC_HDR, w->next_txn_id);
-	put64(b->p + at + UT_WAL_REC_HDR + 8, b->lsn + first);
+	put64(b->p + at + UT_WAL_REC_HDR + 8, first_lsn);
 	seal_record(b, at, REC_COMMIT, UT_WAL_REC_HDR + COMMIT_PAYLOAD,
 		    (uint32_t)n, w->salt, w->durable_lsn);
-	at += pad8(UT_WAL_REC_HDR + COMMIT_PAYLOAD);
-	b->len = at;
-	w->next_txn_id++;
-	w->st.bytes_appended += at - first;
-	w->st.commits++;
-	w->next_lsn = b->lsn + b->len;
-	if (commit_lsn)
-		*commit_lsn = w->next_lsn;
-	pthread_mutex_unlock(&w->mu);
+	b->len = at + pad8(UT_WAL_REC_HDR + COMMIT_PAYLOAD);
+	w->st.bytes_appended += b->lsn + b->len - first_lsn;
 	return UT_OK;
+}
+
+int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
+		      uint64_t *commit_lsn)
+{
+	size_t need = 0;
+	int rc, stream;
+
+	if (!w || (n && !d))
+		return UT_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!d[i].len || d[i].offset >= UT_PAGE_SIZE ||
+		    d[i].len > UT_PAGE_SIZE - d[i].offset || !d[i].data) {
+			ut_set_errdetail("wal: bad delta %zu (page %u, %u+%u)", i,
+					 d[i].pgno, d[i].offset, d[i].len);
+			return UT_EINVAL;
+		}
+		need += DELTA_ENTRY_HDR + d[i].len;
+	}
+	/* worst case: one record per delta */
+	need += n * (UT_WAL_REC_HDR + 8) + UT_WAL_REC_HDR + COMMIT_PAYLOAD + 8;
+	stream = need > STREAM_BYTES;
+
+	pthread_mutex_lock(&w->mu);
+	while (w->streaming && !w->failed)
+		pthread_cond_wait(&w->cv, &w->mu); /* one transaction's records */
+	if (w->failed || !w->ready) {
+		rc = w->failed ? UT_EFATAL : UT_EINVAL;
+		if (w->failed)
+			ut_set_errdetail("%s: log failed earlier (%s); reopen",
+					 w->path, rc_name(w->failed));
+		else
+			ut_set_errdetail("%s: recover the log before appending",
+					 w->path);
+		pthread_mutex_unlock(&w->mu);
+		return rc;
+	}
+	w->streaming = stream;
+	rc = stream ? UT_OK : reserve(&w->active, need);
+	if (rc == UT_OK)
+		rc = append_records(w, d, n, stream);
+	if (rc == UT_OK) {
+		w->next_txn_id++;
+		w->st.commits++;
+		w->next_lsn = w->active.lsn + w->active.len;
+		if (commit_lsn)
+			*commit_lsn = w->next_lsn;
+	} else if (stream) {
+		/* Streamed records are in the log with no COMMIT: the
+		 * handle fails, and recovery cuts them. */
+		if (!w->failed)
+			w->failed = rc;
+		ut_set_errdetail("%s: log write failed (%s) while a large "
+				 "transaction was written out; reopen",
+				 w->path, rc_name(rc));
+	}
+	w->streaming = 0;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
 }
 
 /* ---- flush / group commit ---- */
@@ -783,6 +841,16 @@ uint64_t ut_wal_next_lsn(ut_wal *w)
 	return v;
 }
 
+int ut_wal_failed(ut_wal *w)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->mu);
+	rc = w->failed;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
 void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st)
 {
 	pthread_mutex_lock(&w->mu);
@@ -793,6 +861,7 @@ void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st)
 	st->bytes_since_checkpoint = w->next_lsn - w->ckpt_lsn;
 	st->log_bytes = w->next_lsn - w->start_lsn;
 	st->epoch = w->epoch;
+	st->buffer_bytes = w->active.cap + w->spare.cap;
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -1423,8 +1492,8 @@ int ut_wal_checkpoint_done(ut_wal *w, uint64_t redo_lsn)
 		goto out;
 	while (w->flushing)
 		pthread_cond_wait(&w->cv, &w->mu);
-	if (w->failed)
-		goto out;
+	if (w->failed || w->streaming)
+		goto out; /* a reset would move records under the appender */
 	if (w->active.len) {
 		/* write the buffer with the mutex held: reset is rare */
 		rc = write_sync(w, &w->active, w->start_lsn);

@@ -21,7 +21,10 @@
  *    starts at cfg.initial_lsn, which the engine sets above its page LSNs).
  *    LSN 0 is never used.
  *
- *  - ut_wal_append_txn only buffers; nothing is durable until
+ *  - ut_wal_append_txn only buffers (a transaction of more than 8 MiB of
+ *    records also writes them out, unsynced, 8 MiB at a time, before its
+ *    COMMIT: the log's memory is bounded, and records without their COMMIT
+ *    are never replayed); nothing is durable until
  *    ut_wal_flush_to(lsn) returns UT_OK, which makes every byte below lsn
  *    durable (write + fdatasync; ut_wal_write_to only writes).  Concurrent
  *    flush_to calls share one
@@ -38,7 +41,10 @@
  *    engine must then refuse writes and reopen; recovery after reopen
  *    replays every acknowledged commit.  (A failed commit whose bytes reached
  *    the disk before the error may still be replayed after a reopen if the
- *    truncation also failed: its outcome is "in doubt", never half.)
+ *    truncation also failed: its outcome is "in doubt", never half.)  A
+ *    big transaction's append, which writes, fails the same way and
+ *    returns the write's code; ut_wal_failed tells the caller the handle
+ *    is failed.
  *
  *  - Open/recover: ut_wal_open validates the log header (a foreign file is
  *    UT_ENOTDB, a damaged header UT_ECORRUPT, another version UT_EVERSION;
@@ -200,6 +206,7 @@ typedef struct ut_wal_stats {
 	uint64_t durable_lsn;
 	uint64_t written_lsn;      /* handed to the OS, maybe not synced */
 	uint64_t epoch;
+	uint64_t buffer_bytes;     /* held by the log's append buffers */
 } ut_wal_stats;
 
 /* Open the log at path, creating it if missing or empty.  cfg may be NULL. */
@@ -234,6 +241,8 @@ int ut_wal_write_to(ut_wal *w, uint64_t lsn);
 
 uint64_t ut_wal_durable_lsn(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
+/* 0, or the code that failed the handle (see "Failure" above). */
+int ut_wal_failed(ut_wal *w);
 
 /* The engine has made every change below redo_lsn durable in the data file
  * and recorded redo_lsn durably; redo_lsn must be a commit LSN (or the log
