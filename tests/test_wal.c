@@ -605,7 +605,8 @@ static void test_foreign_and_damaged(void **state)
 
 /* A transaction bigger than the log's buffer goes out before its COMMIT:
  * the log's memory stays bounded, a crash before the COMMIT replays
- * nothing of it, and after the COMMIT all of it. */
+ * nothing of it, and after the COMMIT all of it, read from the file again
+ * rather than held in memory. */
 static void test_large_txn_streams(void **state)
 {
 	const char *path = tmp_path("large"), *crashed = tmp_path("large_crash");
@@ -650,6 +651,7 @@ static void test_large_txn_streams(void **state)
 	model_begin_recovery(M2);
 	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
 	assert_int_equal(info.txns_replayed, 1);
+	assert_int_equal(info.txns_reread, 0);
 	assert_int_equal(info.txns_discarded, 1);
 	assert_true(info.bytes_discarded > (32u << 20));
 	assert_same_pages(M1, M2);
@@ -662,6 +664,7 @@ static void test_large_txn_streams(void **state)
 	model_begin_recovery(M2);
 	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
 	assert_int_equal(info.txns_replayed, 2);
+	assert_int_equal(info.txns_reread, 1); /* not held in memory */
 	assert_int_equal(info.txns_discarded, 0);
 	assert_int_equal(info.deltas_applied, G.n + NDELTA);
 	assert_same_pages(M1, M2);

@@ -1152,15 +1152,14 @@ void ut_wal_require_end(ut_wal *w, uint64_t lsn, const char *what)
 
 /* ---- recovery ---- */
 
-/* Replay the transaction whose delta records are txn[0, txn_len), with
- * commit LSN lsn. */
-static int replay_txn(const unsigned char *txn, size_t txn_len, uint64_t lsn,
-		      int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
-		      void *ctx, ut_wal_recovery_info *inf)
+/* Replay the delta records in rec[0, len), with commit LSN lsn. */
+static int replay_records(const unsigned char *rec, size_t len, uint64_t lsn,
+			  int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
+			  void *ctx, ut_wal_recovery_info *inf)
 {
-	for (size_t r = 0; r < txn_len;) {
-		const unsigned char *q = txn + r;
-		uint32_t len = get32(q + 8), count = get32(q + 12);
+	for (size_t r = 0; r < len;) {
+		const unsigned char *q = rec + r;
+		uint32_t count = get32(q + 12);
 		size_t pos = UT_WAL_REC_HDR;
 
 		for (uint32_t i = 0; i < count; i++) {
@@ -1182,10 +1181,39 @@ static int replay_txn(const unsigned char *txn, size_t txn_len, uint64_t lsn,
 			inf->deltas_applied++;
 			pos += DELTA_ENTRY_HDR + d.len;
 		}
-		r += pad8(len);
+		r += pad8(get32(q + 8));
 	}
-	inf->txns_replayed++;
 	return UT_OK;
+}
+
+/* Replay a transaction too big to have been kept in memory: read its
+ * delta records [from, to) again, one at a time, with commit LSN lsn.  The
+ * first pass validated them; a record that fails now means the file
+ * changed under recovery. */
+static int replay_from_file(ut_wal *w, uint64_t from, uint64_t to, uint64_t lsn,
+			    int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
+			    void *ctx, ut_wal_recovery_info *inf)
+{
+	reader rd = { .f = w->f };
+	const unsigned char *p;
+	size_t plen;
+	int rc = UT_OK;
+
+	for (uint64_t at = from; at < to && rc == UT_OK; at += plen) {
+		p = record_at(&rd, off_of(w, at), at, w->salt, &plen, &rc);
+		if (!p)
+			break;
+		if (!plen || p[4] != REC_DELTA) {
+			rc = UT_EIO;
+			ut_set_errdetail("%s: log record at LSN %llu changed while "
+					 "recovery read it", w->path,
+					 (unsigned long long)at);
+			break;
+		}
+		rc = replay_records(p, plen, lsn, apply, ctx, inf);
+	}
+	free(rd.buf);
+	return rc;
 }
 
 static int append_copy(unsigned char **buf, size_t *len, size_t *cap,
@@ -1214,10 +1242,12 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 {
 	ut_wal_recovery_info inf;
 	reader rd = {0};
-	unsigned char *txn = NULL; /* pending delta records, copied */
+	/* Pending delta records, copied while they fit in STREAM_BYTES;
+	 * past that (spilled) they are read again at the COMMIT. */
+	unsigned char *txn = NULL;
 	size_t txn_len = 0, txn_cap = 0;
 	uint64_t size, lsn, txn_start, last_txn_id = 0, txn_deltas = 0;
-	int rc, adopted = 0, zeros;
+	int rc, adopted = 0, zeros, spilled = 0;
 
 	if (!w)
 		return UT_EINVAL;
@@ -1267,17 +1297,26 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 			inf.records++;
 			lsn += plen;
 			if (p[4] == REC_DELTA) {
-				if ((rc = append_copy(&txn, &txn_len, &txn_cap, p,
+				spilled |= txn_len + plen > STREAM_BYTES;
+				if (!spilled &&
+				    (rc = append_copy(&txn, &txn_len, &txn_cap, p,
 						      plen)))
 					goto out;
 				txn_deltas += get32(p + 12);
 				continue;
 			}
 			last_txn_id = get64(p + UT_WAL_REC_HDR);
-			if ((rc = replay_txn(txn, txn_len, lsn, apply, ctx, &inf)))
+			rc = spilled ? replay_from_file(w, txn_start, lsn - plen,
+							lsn, apply, ctx, &inf)
+				     : replay_records(txn, txn_len, lsn, apply,
+						      ctx, &inf);
+			if (rc)
 				goto out;
+			inf.txns_replayed++;
+			inf.txns_reread += spilled;
 			txn_len = 0;
 			txn_deltas = 0;
+			spilled = 0;
 			txn_start = lsn;
 			continue;
 		}

@@ -186,6 +186,8 @@ typedef struct ut_wal_recovery_info {
 	uint64_t txns_replayed;   /* committed transactions passed to apply */
 	uint64_t deltas_applied;  /* apply() calls */
 	uint64_t txns_discarded;  /* unfinished trailing transactions dropped */
+	uint64_t txns_reread;     /* replayed by reading their records again:
+				     over 8 MiB, not held in memory */
 	uint64_t bytes_discarded; /* bytes cut off the end of the file */
 	int stop_reason;          /* enum ut_wal_stop */
 	uint64_t bad_offset;      /* file offset of the record that stopped it */
