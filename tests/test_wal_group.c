@@ -31,6 +31,18 @@ typedef struct run {
 	int order_errors;
 } run;
 
+/* A fresh log path in $UT_TMPDIR (build/tmp by default). */
+static void tmp_log(char *path, size_t size, const char *name)
+{
+	const char *dir = getenv("UT_TMPDIR");
+
+	if (!dir)
+		dir = "build/tmp";
+	mkdir(dir, 0755);
+	snprintf(path, size, "%s/wal_%s_%d.log", dir, name, (int)getpid());
+	unlink(path);
+}
+
 static void *committer(void *arg)
 {
 	run *r = arg;
@@ -64,20 +76,15 @@ static void *committer(void *arg)
 
 static double run_threads(unsigned nthreads, unsigned per_thread)
 {
-	const char *dir = getenv("UT_TMPDIR");
-	char path[512];
+	char path[512], name[32];
 	pthread_t th[64];
 	run r = { .per_thread = per_thread };
 	ut_wal_stats st;
 	ut_wal_recovery_info info;
 	double spc;
 
-	if (!dir)
-		dir = "build/tmp";
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/wal_group_%u_%d.log", dir, nthreads,
-		 (int)getpid());
-	unlink(path);
+	snprintf(name, sizeof(name), "group_%u", nthreads);
+	tmp_log(path, sizeof(path), name);
 	pthread_mutex_init(&r.writer, NULL);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &r.w), UT_OK);
 	for (unsigned t = 0; t < nthreads; t++)
@@ -159,9 +166,20 @@ static void *ccommitter(void *arg)
 	return NULL;
 }
 
+/* Checkpoint at the highest acknowledged commit, if it moved: an
+ * acknowledged commit LSN is a transaction boundary. */
+static void checkpoint_acked(crun *r, uint64_t *redo)
+{
+	uint64_t a = __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE);
+
+	if (a > *redo) {
+		assert_int_equal(ut_wal_checkpoint_done(r->w, a), UT_OK);
+		*redo = a;
+	}
+}
+
 static void test_checkpoint_under_load(void **state)
 {
-	const char *dir = getenv("UT_TMPDIR");
 	char path[512];
 	static crun r;
 	carg args[4];
@@ -172,11 +190,7 @@ static void test_checkpoint_under_load(void **state)
 	uint64_t redo = 0;
 
 	(void)state;
-	if (!dir)
-		dir = "build/tmp";
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/wal_ckload_%d.log", dir, (int)getpid());
-	unlink(path);
+	tmp_log(path, sizeof(path), "ckload");
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.writer, NULL);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
@@ -185,12 +199,7 @@ static void test_checkpoint_under_load(void **state)
 		assert_int_equal(pthread_create(&th[t], NULL, ccommitter, &args[t]), 0);
 	}
 	for (int k = 0; k < 200; k++) {
-		uint64_t a = __atomic_load_n(&r.acked, __ATOMIC_ACQUIRE);
-		if (a > redo) {
-			/* an acknowledged commit LSN is a transaction boundary */
-			assert_int_equal(ut_wal_checkpoint_done(r.w, a), UT_OK);
-			redo = a;
-		}
+		checkpoint_acked(&r, &redo);
 		usleep(2000);
 	}
 	for (int t = 0; t < 4; t++)
@@ -272,7 +281,6 @@ static void *big_committer(void *arg)
 
 static void test_big_txn_among_small(void **state)
 {
-	const char *dir = getenv("UT_TMPDIR");
 	char path[512];
 	static crun r;
 	carg args[3];
@@ -283,11 +291,7 @@ static void test_big_txn_among_small(void **state)
 	uint64_t redo = 0, deltas = 0, later = 0, later_deltas = 0;
 
 	(void)state;
-	if (!dir)
-		dir = "build/tmp";
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/wal_big_%d.log", dir, (int)getpid());
-	unlink(path);
+	tmp_log(path, sizeof(path), "big");
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.writer, NULL);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &r.w), UT_OK);
@@ -298,11 +302,7 @@ static void test_big_txn_among_small(void **state)
 	}
 	/* checkpoint until the big transactions are in */
 	while (!__atomic_load_n(&r.stop, __ATOMIC_ACQUIRE)) {
-		uint64_t a = __atomic_load_n(&r.acked, __ATOMIC_ACQUIRE);
-		if (a > redo) {
-			assert_int_equal(ut_wal_checkpoint_done(r.w, a), UT_OK);
-			redo = a;
-		}
+		checkpoint_acked(&r, &redo);
 		usleep(200);
 	}
 	for (int t = 0; t < 4; t++)

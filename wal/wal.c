@@ -821,25 +821,18 @@ int ut_wal_write_to(ut_wal *w, uint64_t lsn)
 	return flush_until(w, w ? &w->written_lsn : NULL, lsn, 0);
 }
 
-uint64_t ut_wal_durable_lsn(ut_wal *w)
+static uint64_t read_locked(ut_wal *w, const uint64_t *field)
 {
 	uint64_t v;
 
 	pthread_mutex_lock(&w->mu);
-	v = w->durable_lsn;
+	v = *field;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
 
-uint64_t ut_wal_next_lsn(ut_wal *w)
-{
-	uint64_t v;
-
-	pthread_mutex_lock(&w->mu);
-	v = w->next_lsn;
-	pthread_mutex_unlock(&w->mu);
-	return v;
-}
+uint64_t ut_wal_durable_lsn(ut_wal *w) { return read_locked(w, &w->durable_lsn); }
+uint64_t ut_wal_next_lsn(ut_wal *w) { return read_locked(w, &w->next_lsn); }
 
 int ut_wal_failed(ut_wal *w)
 {
