@@ -708,8 +708,13 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
 				 "transaction was written out; reopen",
 				 w->path, rc_name(rc));
 	}
-	w->streaming = 0;
-	pthread_cond_broadcast(&w->cv);
+	if (stream) {
+		/* Wake the appenders that waited for this one; not after every
+		 * commit, which would wake every committer waiting for a
+		 * flush on the same condition variable. */
+		w->streaming = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
