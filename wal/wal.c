@@ -587,16 +587,16 @@ static int lead_flush(ut_wal *w, int sync);
  * Mutex held; released while a flush writes. */
 static int stream_out(ut_wal *w, size_t more)
 {
-	while (w->active.len && w->active.len + more > STREAM_BYTES) {
-		if (w->failed)
+	for (;;) {
+		if (w->failed) /* also a chunk this call just handed out */
 			return w->failed;
-		if (w->flushing) {
+		if (!w->active.len || w->active.len + more <= STREAM_BYTES)
+			return reserve(&w->active, more);
+		if (w->flushing)
 			pthread_cond_wait(&w->cv, &w->mu);
-			continue;
-		}
-		lead_flush(w, 0);
+		else
+			lead_flush(w, 0);
 	}
-	return reserve(&w->active, more);
 }
 
 /* Pack the deltas into records, then the COMMIT.  Mutex held. */
