@@ -814,6 +814,14 @@ static void test_enospc(void **state)
 	unlink(path);
 }
 
+/* n deltas that each overwrite a whole page with page, round the pages. */
+static void whole_page_deltas(ut_wal_delta *d, unsigned n,
+			      const unsigned char *page)
+{
+	for (unsigned i = 0; i < n; i++)
+		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
+}
+
 /* A full disk while a big transaction's records go out before its COMMIT:
  * the append fails with the disk's code, the handle fails, and reopening
  * replays exactly the earlier commits. */
@@ -830,8 +838,7 @@ static void test_enospc_while_streaming(void **state)
 
 	(void)state;
 	assert_non_null(d);
-	for (unsigned i = 0; i < NDELTA; i++)
-		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
+	whole_page_deltas(d, NDELTA, page);
 	fvfs_init(&v);
 	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
 	append_range(w, 12, 0, 3, 4000, 1, lsns);
@@ -898,6 +905,7 @@ static void test_checkpoint_while_streaming(void **state)
 
 	(void)state;
 	assert_non_null(d);
+	whole_page_deltas(d, NDELTA, page); /* page changes each round */
 	for (int r = 0; r < ROUNDS; r++) {
 		fvfs_init(&v);
 		assert_int_equal(ut_wal_open(&v.base, path, &cfg, &w), UT_OK);
@@ -910,8 +918,6 @@ static void test_checkpoint_while_streaming(void **state)
 		assert_int_equal(pthread_create(&tc, NULL, race_checkpoint, &ck), 0);
 		usleep(10000); /* both wait for the slow sync */
 		memset(page, r + 1, sizeof(page));
-		for (unsigned i = 0; i < NDELTA; i++)
-			d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
 		assert_int_equal(ut_wal_append_txn(w, d, NDELTA, &big_lsn), UT_OK);
 		pthread_join(tf, NULL);
 		pthread_join(tc, NULL);

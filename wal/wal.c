@@ -599,6 +599,18 @@ static int stream_out(ut_wal *w, size_t more)
 	}
 }
 
+/* Streaming: hand out the sealed records before *at (where the next
+ * record starts) if the buffer is full, and move *at with the buffer. */
+static int stream_at(ut_wal *w, size_t *at)
+{
+	int rc;
+
+	w->active.len = *at;
+	rc = stream_out(w, REC_MAX_BYTES);
+	*at = w->active.len;
+	return rc;
+}
+
 /* Pack the deltas into records, then the COMMIT.  Mutex held. */
 static int append_records(ut_wal *w, const ut_wal_delta *d, size_t n,
 			  int stream)
@@ -619,12 +631,8 @@ static int append_records(ut_wal *w, const ut_wal_delta *d, size_t n,
 			count = 0;
 		}
 		if (!count) {
-			if (stream) {
-				b->len = at;
-				if ((rc = stream_out(w, REC_MAX_BYTES)))
-					return rc;
-				at = b->len;
-			}
+			if (stream && (rc = stream_at(w, &at)))
+				return rc;
 			rec = at;
 			rec_len = UT_WAL_REC_HDR;
 		}
@@ -641,10 +649,8 @@ static int append_records(ut_wal *w, const ut_wal_delta *d, size_t n,
 			    w->durable_lsn);
 		at = rec + pad8(rec_len);
 	}
-	b->len = at;
-	if (stream && (rc = stream_out(w, REC_MAX_BYTES)))
+	if (stream && (rc = stream_at(w, &at)))
 		return rc;
-	at = b->len;
 	put64(b->p + at + UT_WAL_REC_HDR, w->next_txn_id);
 	put64(b->p + at + UT_WAL_REC_HDR + 8, first_lsn);
 	seal_record(b, at, REC_COMMIT, UT_WAL_REC_HDR + COMMIT_PAYLOAD,
