@@ -117,18 +117,19 @@ static int bad_page(ut_pager *p, uint32_t pgno, const char *what)
 	return UT_ECORRUPT;
 }
 
-/* Descend to the leaf for key (key NULL: leftmost), recording the path. */
-static int descend(ut_pager *p, const uint8_t *key, size_t klen,
+/* Descend to the leaf for key (key NULL: leftmost), recording the path:
+ * in snapshot s, or (s NULL) in the writer's view. */
+static int descend(ut_pager *p, ut_snap *s, const uint8_t *key, size_t klen,
 		   struct path *pa, ut_pg **leaf)
 {
-	uint32_t pgno = ut_pager_root(p);
+	uint32_t pgno = s ? s->root : ut_pager_root(p);
 	ut_pg *pg;
 	int rc;
 
 	pa->depth = 0;
 	pa->rightmost = 1;
 	for (;;) {
-		if ((rc = ut_pager_get(p, pgno, &pg)))
+		if ((rc = ut_pager_get_at(p, s, pgno, &pg)))
 			return rc;
 		int t = ut_page_type(pg->data);
 		if (t == UT_PT_LEAF) {
@@ -180,7 +181,8 @@ static int ovfl_write(ut_pager *p, const uint8_t *val, size_t vlen, uint32_t *he
 	return UT_OK;
 }
 
-static int ovfl_read(ut_pager *p, uint32_t pgno, uint8_t *out, size_t vlen)
+static int ovfl_read(ut_pager *p, ut_snap *s, uint32_t pgno, uint8_t *out,
+		     size_t vlen)
 {
 	size_t off = 0;
 	ut_pg *pg;
@@ -189,7 +191,7 @@ static int ovfl_read(ut_pager *p, uint32_t pgno, uint8_t *out, size_t vlen)
 	while (off < vlen) {
 		if (pgno == 0)
 			return bad_page(p, pgno, "overflow chain ends early");
-		if ((rc = ut_pager_get(p, pgno, &pg)))
+		if ((rc = ut_pager_get_at(p, s, pgno, &pg)))
 			return rc;
 		uint32_t n = ut_page_aux(pg->data);
 		if (ut_page_type(pg->data) != UT_PT_OVERFLOW || n == 0 ||
@@ -238,13 +240,16 @@ static inline void cell_value(const uint8_t *c, const uint8_t **v, size_t *vl,
 
 /* ---- get ------------------------------------------------------------- */
 
-int ut_bt_get(ut_pager *p, const void *key, size_t klen, void **val, size_t *vlen)
+int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
+		  ut_pg **pin, void **owned, const void **val, size_t *vlen)
 {
 	struct path pa;
 	ut_pg *leaf;
 	int found, rc;
 
-	if ((rc = descend(p, key, klen, &pa, &leaf)))
+	*pin = NULL;
+	*owned = NULL;
+	if ((rc = descend(p, s, key, klen, &pa, &leaf)))
 		return rc;
 	unsigned i = leaf_search(leaf->data, key, klen, &found);
 	if (!found) {
@@ -255,32 +260,49 @@ int ut_bt_get(ut_pager *p, const void *key, size_t klen, void **val, size_t *vle
 	size_t vl;
 	uint32_t ovfl;
 	cell_value(ut_page_cell(leaf->data, i), &v, &vl, &ovfl);
-	uint8_t *out = malloc(vl ? vl : 1);
-	if (!out) {
-		ut_pager_release(p, leaf);
-		return UT_ENOMEM;
-	}
-	if (ovfl) {
-		ut_pager_release(p, leaf);
-		rc = ovfl_read(p, ovfl, out, vl);
-		if (rc) {
-			free(out);
-			return rc;
-		}
-	} else {
-		memcpy(out, v, vl);
-		ut_pager_release(p, leaf);
-	}
-	*val = out;
 	*vlen = vl;
+	if (!ovfl) {
+		*pin = leaf;
+		*val = v;
+		return UT_OK;
+	}
+	ut_pager_release(p, leaf);
+	uint8_t *out = malloc(vl ? vl : 1);
+	if (!out)
+		return UT_ENOMEM;
+	if ((rc = ovfl_read(p, s, ovfl, out, vl))) {
+		free(out);
+		return rc;
+	}
+	*owned = out;
+	*val = out;
 	return UT_OK;
+}
+
+int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
+	      void **val, size_t *vlen)
+{
+	const void *v;
+	void *owned;
+	ut_pg *pin;
+	int rc = ut_bt_get_ref(p, s, key, klen, &pin, &owned, &v, vlen);
+
+	if (rc || owned) {
+		*val = owned;
+		return rc;
+	}
+	*val = malloc(*vlen ? *vlen : 1);
+	if (*val)
+		memcpy(*val, v, *vlen);
+	ut_pager_release(p, pin);
+	return *val ? UT_OK : UT_ENOMEM;
 }
 
 int ut_bt_depth(ut_pager *p, int *depth)
 {
 	struct path pa;
 	ut_pg *leaf;
-	int rc = descend(p, NULL, 0, &pa, &leaf);
+	int rc = descend(p, NULL, NULL, 0, &pa, &leaf);
 
 	if (rc)
 		return rc;
@@ -836,7 +858,7 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 	uint32_t ovfl = 0;
 	uint64_t *touched;
 
-	if ((rc = descend(p, key, klen, &pa, &leaf)))
+	if ((rc = descend(p, NULL, key, klen, &pa, &leaf)))
 		return rc;
 	/* an insert or replace that fits changes a few hundred bytes: let the
 	 * log compare only those blocks with the pre-image */
@@ -1031,7 +1053,7 @@ int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 	ut_pg *leaf;
 	int found, rc;
 
-	if ((rc = descend(p, key, klen, &pa, &leaf)))
+	if ((rc = descend(p, NULL, key, klen, &pa, &leaf)))
 		return rc;
 	unsigned i = leaf_search(leaf->data, key, klen, &found);
 	if (!found) {
@@ -1056,10 +1078,11 @@ int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 
 /* ---- cursors --------------------------------------------------------- */
 
-void ut_btcur_init(ut_btcur *c, ut_pager *p)
+void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s)
 {
 	memset(c, 0, sizeof(*c));
 	c->pager = p;
+	c->snap = s;
 }
 
 void ut_btcur_reset(ut_btcur *c)
@@ -1093,7 +1116,7 @@ static int next_leaf(ut_btcur *c)
 		c->valid = 0;
 		uint32_t child = 0;
 		for (lvl = c->depth - 1; lvl >= 0; lvl--) {
-			if ((rc = ut_pager_get(p, c->pgno[lvl], &pg)))
+			if ((rc = ut_pager_get_at(p, c->snap, c->pgno[lvl], &pg)))
 				return rc;
 			if (c->idx[lvl] < ut_page_nslots(pg->data)) {
 				c->idx[lvl]++;
@@ -1107,7 +1130,7 @@ static int next_leaf(ut_btcur *c)
 			return UT_NOTFOUND;
 		/* leftmost descent below level lvl */
 		for (int l = lvl + 1;; l++) {
-			if ((rc = ut_pager_get(p, child, &pg)))
+			if ((rc = ut_pager_get_at(p, c->snap, child, &pg)))
 				return rc;
 			int t = ut_page_type(pg->data);
 			if (t == UT_PT_LEAF) {
@@ -1139,7 +1162,7 @@ int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen)
 	int found, rc;
 
 	ut_btcur_reset(c);
-	rc = descend(c->pager, klen ? key : NULL, klen, &pa, &leaf);
+	rc = descend(c->pager, c->snap, klen ? key : NULL, klen, &pa, &leaf);
 	if (rc)
 		return rc;
 	c->depth = pa.depth;
@@ -1184,7 +1207,7 @@ int ut_btcur_get(ut_btcur *c, const void **key, size_t *klen,
 			c->vbuf = nb;
 			c->vcap = vl;
 		}
-		if ((rc = ovfl_read(c->pager, ovfl, c->vbuf, vl)))
+		if ((rc = ovfl_read(c->pager, c->snap, ovfl, c->vbuf, vl)))
 			return rc;
 		v = c->vbuf;
 	}

@@ -41,7 +41,14 @@
 #define UT_CELL_OVFL 1u
 #define UT_OVFL_CAP (UT_PAGE_SIZE - UT_PG_HDR) /* value bytes per overflow page */
 
-int ut_bt_get(ut_pager *p, const void *key, size_t klen, void **val, size_t *vlen);
+/* Reads take a snapshot s (pager.h), or NULL for the writer's view. */
+int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
+	      void **val, size_t *vlen);
+/* The same without copying: *val points into the leaf, pinned in *pin
+ * (release it with ut_pager_release when done), or for a value kept in
+ * overflow pages into *owned, a malloc'd copy for the caller to free. */
+int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
+		  ut_pg **pin, void **owned, const void **val, size_t *vlen);
 int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen);
 int ut_bt_del(ut_pager *p, const void *key, size_t klen);
 /* Levels from root to leaf (1 = the root is a leaf). */
@@ -63,6 +70,7 @@ void ut_bt_set_always_rebuild(int on);
  * next() moves along the leaf and climbs only at page boundaries. */
 typedef struct ut_btcur {
 	ut_pager *pager;
+	ut_snap *snap; /* NULL: the writer's view */
 	int depth; /* interior levels in pgno[]/idx[] */
 	uint32_t pgno[UT_BT_MAXDEPTH];
 	unsigned idx[UT_BT_MAXDEPTH];
@@ -73,7 +81,7 @@ typedef struct ut_btcur {
 	size_t vcap;
 } ut_btcur;
 
-void ut_btcur_init(ut_btcur *c, ut_pager *p);
+void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s);
 /* First key >= key (klen 0: the first key); UT_NOTFOUND if none. */
 int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen);
 int ut_btcur_next(ut_btcur *c);

@@ -2,11 +2,13 @@
  * engine/db.c - the public API (untorn.h) on top of the B+tree and pager.
  *
  * Contract: argument checking, locking and transaction lifetime; no page
- * format knowledge.  Locking: db->rw is a writer-preferring rwlock.  A write
- * transaction holds it exclusively from ut_begin to ut_commit/ut_abort, so
- * writers are serialized and readers excluded; a read transaction holds it
- * shared.  The pager's own mutex guards the buffer pool for concurrent
- * readers.  Cursors live in their transaction's list; ending the transaction
+ * format knowledge.  Locking: a write transaction holds db->writer from
+ * ut_begin to ut_commit/ut_abort, so writers are serialized; a read
+ * transaction takes no lock of the handle: it holds a pager snapshot
+ * (pager.h), so readers and the writer never wait for each other.
+ * Checkpoints take the writer lock only to start.  Pages a read
+ * transaction hands out without copying (ut_get_ref) stay pinned in its
+ * list until it ends.  Cursors live in their transaction's list; ending the transaction
  * detaches them (their pins are released) -- ut_cursor_close still frees
  * them.  A put/del through the transaction bumps its generation, after
  * which older cursors answer UT_EINVAL until re-seeked.
@@ -38,8 +40,8 @@ struct ut_db {
 	ut_pager *pager;
 	ut_log *log;
 	ut_options opt;
-	pthread_rwlock_t rw;
-	pthread_mutex_t mu; /* ntxn */
+	pthread_mutex_t writer; /* held by the write transaction */
+	pthread_mutex_t mu;     /* ntxn */
 	int ntxn;
 	uint64_t ckpt_log_bytes;
 	uint64_t auto_checkpoints;
@@ -53,12 +55,22 @@ struct ut_cursor {
 	ut_btcur bc;
 };
 
+/* What ut_get_ref handed out: a pinned page, or a value assembled from
+ * overflow pages. */
+struct held {
+	ut_pg *pin;
+	void *owned;
+};
+
 struct ut_txn {
 	ut_db *db;
 	int rdonly;
 	int err; /* a failed change left the tree inconsistent: abort only */
 	uint64_t gen;
 	ut_cursor *cursors;
+	ut_snap snap; /* read-only: the snapshot it reads */
+	struct held *held;
+	size_t nheld, capheld;
 };
 
 void ut_options_default(ut_options *o)
@@ -160,7 +172,6 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		   ut_db **out)
 {
 	ut_pager_config cfg;
-	pthread_rwlockattr_t ra;
 	ut_db *db;
 	int rc;
 
@@ -184,6 +195,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	cfg.lock_wait_ms = db->opt.lock_timeout_ms;
 	cfg.readonly = db->opt.readonly;
 	cfg.inline_flush = db->opt.flush_inline;
+	cfg.snapshot_bytes = db->opt.snapshot_bytes;
 	if (cfg.readonly)
 		cfg.create = 0;
 	rc = ut_pager_open(vfs, path, &cfg, &db->pager);
@@ -209,10 +221,7 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		ut_set_errdetail("%s", detail); /* the cause, not the cleanup */
 		return rc;
 	}
-	pthread_rwlockattr_init(&ra);
-	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&db->rw, &ra);
-	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&db->writer, NULL);
 	pthread_mutex_init(&db->mu, NULL);
 	*out = db;
 	return UT_OK;
@@ -243,7 +252,7 @@ int ut_close(ut_db *db)
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
 		rc = rc2;
-	pthread_rwlock_destroy(&db->rw);
+	pthread_mutex_destroy(&db->writer);
 	pthread_mutex_destroy(&db->mu);
 	free(db);
 	return rc;
@@ -265,23 +274,18 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 	t->db = db;
 	t->rdonly = !!(flags & UT_RDONLY);
 	if (t->rdonly) {
-		pthread_rwlock_rdlock(&db->rw);
-		if (ut_pager_poisoned(db->pager)) {
-			pthread_rwlock_unlock(&db->rw);
+		if ((rc = ut_pager_snap_begin(db->pager, &t->snap))) {
 			free(t);
-			ut_set_errdetail("%s: an earlier commit failed; the handle "
-					 "refuses further use until reopened",
-					 ut_pager_path(db->pager));
-			return UT_EFATAL;
+			return rc;
 		}
 	} else if (db->opt.readonly) {
 		free(t);
 		ut_set_errdetail("%s: opened read-only", ut_pager_path(db->pager));
 		return UT_EREADONLY;
 	} else {
-		pthread_rwlock_wrlock(&db->rw);
+		pthread_mutex_lock(&db->writer);
 		if ((rc = ut_pager_begin(db->pager))) {
-			pthread_rwlock_unlock(&db->rw);
+			pthread_mutex_unlock(&db->writer);
 			free(t);
 			return rc;
 		}
@@ -304,7 +308,15 @@ static void txn_end(ut_txn *t)
 		c->next = c->prev = NULL;
 	}
 	t->cursors = NULL;
-	pthread_rwlock_unlock(&db->rw);
+	for (size_t i = 0; i < t->nheld; i++) {
+		ut_pager_release(db->pager, t->held[i].pin);
+		free(t->held[i].owned);
+	}
+	free(t->held);
+	if (t->rdonly)
+		ut_pager_snap_end(db->pager, &t->snap);
+	else
+		pthread_mutex_unlock(&db->writer);
 	pthread_mutex_lock(&db->mu);
 	db->ntxn--;
 	pthread_mutex_unlock(&db->mu);
@@ -401,6 +413,12 @@ void ut_abort(ut_txn *t)
 	txn_end(t);
 }
 
+/* The snapshot a transaction reads: its own, or (NULL) the writer's view. */
+static ut_snap *txn_snap(ut_txn *t)
+{
+	return t->rdonly ? &t->snap : NULL;
+}
+
 static int check_key(const void *key, size_t klen)
 {
 	if (!key || klen == 0) {
@@ -465,7 +483,45 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 		return UT_EINVAL;
 	if ((rc = check_key(key, klen)))
 		return rc;
-	return ut_bt_get(t->db->pager, key, klen, val, vlen);
+	return ut_bt_get(t->db->pager, txn_snap(t), key, klen, val, vlen);
+}
+
+int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
+	       size_t *vlen)
+{
+	struct held h;
+	int rc;
+
+	ut_clear_errdetail();
+
+	if (!t || !val || !vlen)
+		return UT_EINVAL;
+	if ((rc = check_key(key, klen)))
+		return rc;
+	if (t->nheld == t->capheld) {
+		size_t c = t->capheld ? 2 * t->capheld : 16;
+		struct held *nh = realloc(t->held, c * sizeof(*nh));
+
+		if (!nh)
+			return UT_ENOMEM;
+		t->held = nh;
+		t->capheld = c;
+	}
+	rc = ut_bt_get_ref(t->db->pager, txn_snap(t), key, klen, &h.pin,
+			   &h.owned, val, vlen);
+	if (rc == UT_OK && !t->rdonly && h.pin) {
+		/* the writer's page changes with its next put: copy */
+		h.owned = malloc(*vlen ? *vlen : 1);
+		if (h.owned)
+			memcpy(h.owned, *val, *vlen);
+		ut_pager_release(t->db->pager, h.pin);
+		h.pin = NULL;
+		*val = h.owned;
+		rc = h.owned ? UT_OK : UT_ENOMEM;
+	}
+	if (rc == UT_OK)
+		t->held[t->nheld++] = h;
+	return rc;
 }
 
 int ut_del(ut_txn *t, const void *key, size_t klen)
@@ -492,7 +548,7 @@ int ut_cursor_open(ut_txn *t, ut_cursor **out)
 		return UT_ENOMEM;
 	c->txn = t;
 	c->gen = t->gen;
-	ut_btcur_init(&c->bc, t->db->pager);
+	ut_btcur_init(&c->bc, t->db->pager, txn_snap(t));
 	c->next = t->cursors;
 	if (t->cursors)
 		t->cursors->prev = c;
@@ -567,15 +623,22 @@ void ut_cursor_close(ut_cursor *c)
 
 int ut_checkpoint(ut_db *db)
 {
-	int rc;
+	uint64_t ticket;
+	int rc, again;
 
 	ut_clear_errdetail();
 
 	if (!db)
 		return UT_EINVAL;
-	pthread_rwlock_wrlock(&db->rw);
-	rc = ut_pager_checkpoint(db->pager);
-	pthread_rwlock_unlock(&db->rw);
+	/* The writer lock only to start it (at the last commit); its page
+	 * I/O runs while transactions go on. */
+	do {
+		pthread_mutex_lock(&db->writer);
+		rc = ut_pager_checkpoint_start(db->pager, &ticket, &again);
+		pthread_mutex_unlock(&db->writer);
+		if (rc == UT_OK && ticket)
+			rc = ut_pager_checkpoint_wait(db->pager, ticket);
+	} while (rc == UT_OK && again);
 	return rc;
 }
 
@@ -602,6 +665,12 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	st->syncs = c->syncs + ws.syncs;
 	st->torn_repaired = c->torn_repaired;
 	st->corrupt_pages = c->corrupt_pages;
+	ut_snap_stats ss;
+	ut_pager_snap_stats(db->pager, &ss);
+	st->snapshots = ss.snapshots;
+	st->snapshot_versions = ss.versions;
+	st->snapshot_bytes = ss.version_bytes;
+	st->snapshot_dropped = ss.dropped;
 	return UT_OK;
 }
 
@@ -620,9 +689,12 @@ int ut_check(ut_db *db, FILE *report, ut_check_result *res)
 
 	if (!db)
 		return UT_EINVAL;
+	/* the writer's view, with writers excluded (readers go on) */
 	if ((rc = ut_begin(db, UT_RDONLY, &t)))
 		return rc;
+	pthread_mutex_lock(&db->writer);
 	rc = ut_check_pager(db->pager, report, res ? res : &r);
+	pthread_mutex_unlock(&db->writer);
 	ut_abort(t);
 	return rc;
 }
@@ -639,9 +711,9 @@ const char *ut_db_direct_note(ut_db *db)
 
 void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes)
 {
-	pthread_rwlock_wrlock(&db->rw);
+	pthread_mutex_lock(&db->writer);
 	db->ckpt_log_bytes = bytes ? bytes : default_checkpoint_bytes(db);
-	pthread_rwlock_unlock(&db->rw);
+	pthread_mutex_unlock(&db->writer);
 }
 
 uint64_t ut_db_auto_checkpoints(ut_db *db)

@@ -2,7 +2,9 @@
  * engine/pager.c - buffer pool, page I/O, free list and the write
  * transaction's page journal (contract in pager.h).
  */
+#include <assert.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
@@ -24,14 +26,34 @@
  * shrinking the cache for them. */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
 
+/* A committed version of a page.  Its data never changes once published
+ * (but for the CRC a flush seals in place), so readers use it without a
+ * lock.  It is owned by its frame while current, then by the version
+ * store while a snapshot may need it, and freed when neither owns it and no
+ * reader pins it. */
+struct pver {
+	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
+	uint32_t refs;  /* readers' pins */
+	uint8_t owned;  /* current in a frame, or kept in the version store */
+	uint64_t until; /* kept: LSN of the commit that replaced it */
+	struct pver *hnext; /* kept: store bucket chain, newest first */
+	struct pver *qnext; /* kept: retirement order (until ascending) */
+};
+
+/* A page in the pool.  pg is the writer's view: outside the write
+ * transaction pg.data is cur's data; inside it a private copy the writer
+ * changes (cur, the last committed version, stays what readers see and
+ * what the cleaner writes). */
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
-	uint8_t *pre;
+	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
 	struct frame *hnext;
 	uint32_t pin;
-	uint32_t wgen; /* bumped by every ut_pager_write: changed since a snapshot? */
-	uint8_t valid, dirty, txn, predirty, ref;
+	uint32_t wgen; /* bumped when a commit replaces cur */
+	uint8_t valid, txn, ref;
+	uint8_t dirty;    /* cur differs from the data file */
+	uint8_t loading;  /* being read from the file (pinned meanwhile) */
 	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
 	uint8_t ckpt;     /* dirty when the pending checkpoint began */
 };
@@ -108,10 +130,25 @@ struct ut_pager {
 	uint64_t ckpt_redo, ckpt_req, ckpt_done, checkpoints;
 	uint32_t ckpt_meta_gen;
 	int ckpt_rc;
-	int ckpt_blocked;     /* its remaining frames are in a transaction */
 	int ckpt_write_hdr;   /* the header image differs from the disk's */
 	int fatal_rc;         /* the error that made the handle fatal */
 	uint8_t *ckpt_hdr;
+	/* The header's checkpoint fields (UT_META_CKPT_LSN up to the end of
+	 * UT_META_CLEAN) as the data file has them.  Kept here, not in page
+	 * 0's frame, so that no version of page 0 ever changes after it is
+	 * published. */
+	uint8_t hdr_ckpt[UT_META_CLEAN + 4 - UT_META_CKPT_LSN];
+
+	/* Snapshots (see pager.h): live readers oldest first, and the
+	 * versions kept for them, by page (vbuckets) and in the order they
+	 * were replaced (vhead..vtail). */
+	ut_snap *snap_head, *snap_tail;
+	struct pver **vbuckets;
+	struct pver *vhead, *vtail;
+	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
+	uint64_t kept_dropped;   /* versions dropped for the budget */
+	uint64_t lost_below;     /* snapshots older than this lost a version */
+	pthread_cond_t load_cv;  /* a page finished loading */
 };
 
 /* Read without the pool mutex by writers' fast paths; set by whoever saw
@@ -242,14 +279,110 @@ static void buf_put(ut_pager *p, uint8_t *b)
 	}
 }
 
-static uint8_t *pre_get(ut_pager *p)
+/* ---- versions and snapshots ------------------------------------------ */
+
+#define VBUCKETS 4096u /* version store hash buckets (a power of two) */
+
+static struct pver *pver_new(uint8_t *data, uint32_t pgno)
 {
-	return buf_get(p);
+	struct pver *v = calloc(1, sizeof(*v));
+
+	if (v) {
+		v->pg.data = data;
+		v->pg.pgno = pgno;
+		v->pg.snap = 1;
+		v->owned = 1;
+	}
+	return v;
 }
 
-static void pre_put(ut_pager *p, uint8_t *b)
+/* Its owner lets v go: freed now, or by the last reader's release. */
+static void pver_disown(ut_pager *p, struct pver *v)
 {
-	buf_put(p, b);
+	v->owned = 0;
+	if (!v->refs) {
+		buf_put(p, v->pg.data);
+		free(v);
+	}
+}
+
+static inline struct pver **vbucket(ut_pager *p, uint32_t pgno)
+{
+	return &p->vbuckets[(pgno * 2654435761u) & (VBUCKETS - 1)];
+}
+
+/* The kept version of pgno that snapshot LSN lsn sees: the newest one
+ * published at or before it.  Bucket chains hold the newest first. */
+static struct pver *kept_find(ut_pager *p, uint32_t pgno, uint64_t lsn)
+{
+	for (struct pver *v = *vbucket(p, pgno); v; v = v->hnext)
+		if (v->pg.pgno == pgno && ut_page_lsn(v->pg.data) <= lsn)
+			return v;
+	return NULL;
+}
+
+/* Drop the oldest kept version (the one replaced first). */
+static void kept_pop(ut_pager *p)
+{
+	struct pver *v = p->vhead, **pp = vbucket(p, v->pg.pgno);
+
+	while (*pp != v)
+		pp = &(*pp)->hnext;
+	*pp = v->hnext;
+	p->vhead = v->qnext;
+	if (!p->vhead)
+		p->vtail = NULL;
+	p->nkept--;
+	pver_disown(p, v);
+}
+
+/* Free the kept versions no live snapshot can need: those replaced at or
+ * before the oldest snapshot's LSN (snapshots begin in LSN order). */
+static void kept_gc(ut_pager *p)
+{
+	uint64_t oldest = p->snap_head ? p->snap_head->lsn : UINT64_MAX;
+
+	while (p->vhead && p->vhead->until <= oldest)
+		kept_pop(p);
+}
+
+/* The commit at LSN until replaced v.  Live snapshots are all older than
+ * that commit, so keep v for them; over the budget, drop the oldest kept
+ * versions: a snapshot older than what they were replaced at may no
+ * longer find its page (UT_ESNAPSHOT), a younger one always does. */
+static void retire(ut_pager *p, struct pver *v, uint64_t until)
+{
+	struct pver **b;
+
+	if (!p->snap_head) {
+		pver_disown(p, v);
+		return;
+	}
+	b = vbucket(p, v->pg.pgno);
+	v->until = until;
+	v->hnext = *b;
+	*b = v;
+	v->qnext = NULL;
+	if (p->vtail)
+		p->vtail->qnext = v;
+	else
+		p->vhead = v;
+	p->vtail = v;
+	p->nkept++;
+	while (p->nkept > p->kept_cap) {
+		if (p->vhead->until > p->lost_below)
+			p->lost_below = p->vhead->until;
+		p->kept_dropped++;
+		kept_pop(p);
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- meta helpers ---------------------------------------------------- */
@@ -344,6 +477,8 @@ static void note_fatal(ut_pager *p, int rc)
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 }
 
+/* The error that made the handle fatal, once; p->mu held (the cleaner sets
+ * it under the mutex). */
 static int fatal_rc(ut_pager *p)
 {
 	int rc = p->fatal_rc ? p->fatal_rc : UT_EFATAL;
@@ -396,20 +531,20 @@ static size_t dirty_high(const ut_pager *p)
 	return p->maxframes / 2;
 }
 
+/* The cleaner writes cur, the last committed version, so a page the
+ * running transaction changed is flushable too: no-steal holds by
+ * construction (the private copy never reaches the file before commit). */
 static int flushable(const ut_pager *p, const struct frame *f)
 {
-	return f->valid && f->dirty && !f->txn && !f->flushing && f != p->meta;
+	/* (but redo changes cur in place: not before its transaction ends) */
+	return f->valid && f->dirty && !f->flushing && f != p->meta &&
+	       !(p->recovering && f->txn);
 }
 
-/* A frame the pending checkpoint needs and may write now: flushable, or in
- * the running transaction, whose pre-image (the last committed version,
- * newer than the checkpoint's start) is then what gets written.  Under a
- * stream of big transactions the checkpoint would otherwise wait for a
- * moment when none of its frames is in one. */
+/* A frame the pending checkpoint needs and may write now. */
 static int ckpt_flushable(const ut_pager *p, const struct frame *f)
 {
-	return f->ckpt && f->valid && f->dirty && !f->flushing &&
-	       f != p->meta && (!f->txn || f->pre);
+	return f->ckpt && flushable(p, f);
 }
 
 /* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
@@ -472,10 +607,8 @@ static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		struct frame *f = p->snapf[i];
 		uint8_t *copy = p->snap + i * (size_t)UT_PAGE_SIZE;
 
-		memcpy(copy, f->txn ? f->pre : f->pg.data, UT_PAGE_SIZE);
-		/* a pre-image is older than the frame: never mark it clean for
-		 * it (the transaction may commit before the write completes) */
-		p->snapgen[i] = f->txn ? f->wgen - 1 : f->wgen;
+		memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
+		p->snapgen[i] = f->wgen;
 		f->flushing = 1;
 		if (ut_page_lsn(copy) > maxlsn)
 			maxlsn = ut_page_lsn(copy);
@@ -502,7 +635,7 @@ static int clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		f->flushing = 0;
 		if (rc != UT_OK)
 			continue;
-		if (f->wgen == p->snapgen[i] && !f->txn) {
+		if (f->wgen == p->snapgen[i]) {
 			f->dirty = 0;
 			f->ckpt = 0;
 		} else if (req == p->ckpt_req) {
@@ -535,7 +668,8 @@ static void ckpt_request(ut_pager *p)
 
 		f->ckpt = f->valid && f->dirty && f != p->meta;
 	}
-	memcpy(h, p->meta->pg.data, UT_PAGE_SIZE);
+	memcpy(h, p->meta->cur->pg.data, UT_PAGE_SIZE);
+	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
@@ -547,31 +681,16 @@ static void ckpt_request(ut_pager *p)
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
 	p->ckpt_pending = 1;
-	p->ckpt_blocked = 0;
 	p->ckpt_req++;
 }
 
-static int ckpt_frames_left(const ut_pager *p)
-{
-	for (size_t i = 0; i < p->nframes; i++)
-		if (p->frames[i]->valid && p->frames[i]->ckpt && p->frames[i]->dirty)
-			return 1;
-	return 0;
-}
-
-/* The header's checkpoint fields, in the frame too, once they are durable
- * on disk.  A running transaction's pre-image gets them as well, so they
- * never differ between pre- and post-image (never logged) and a rollback
- * keeps them. */
+/* The header's checkpoint fields are durable on disk: remember them (the
+ * versions of page 0 keep what they had, so the fields never differ
+ * between a transaction's pre- and post-image and are never logged). */
 static void meta_set_ckpt_fields(ut_pager *p)
 {
-	uint8_t *imgs[2] = { p->meta->pg.data, p->meta->pre };
-
-	for (int i = 0; i < 2; i++)
-		if (imgs[i])
-			memcpy(imgs[i] + UT_META_CKPT_LSN, p->ckpt_hdr + UT_META_CKPT_LSN,
-			       UT_META_CLEAN + 4 - UT_META_CKPT_LSN);
-	if (p->meta->wgen == p->ckpt_meta_gen && !p->meta->txn)
+	memcpy(p->hdr_ckpt, p->ckpt_hdr + UT_META_CKPT_LSN, sizeof(p->hdr_ckpt));
+	if (p->meta->wgen == p->ckpt_meta_gen)
 		p->meta->dirty = 0;
 }
 
@@ -646,7 +765,7 @@ static int cleaner_has_work(const ut_pager *p)
 {
 	if (fatal_now(p) || p->cleaner_stop)
 		return 0;
-	return p->waiters || (p->ckpt_pending && !p->ckpt_blocked) ||
+	return p->waiters || p->ckpt_pending ||
 	       p->ndirty_est > dirty_high(p);
 }
 
@@ -655,20 +774,17 @@ static int cleaner_has_work(const ut_pager *p)
  * checkpoint goes first: under steady eviction pressure it would otherwise
  * never end, and until it does the log cannot be reclaimed and, with
  * sync=0, no batch may skip the protection copy.  Its batches free frames
- * as well.  When it waits for a transaction (blocked), evictions go on.
- * flush_mu and p->mu held. */
+ * as well.  flush_mu and p->mu held. */
 static void cleaner_step(ut_pager *p)
 {
 	size_t n, dirty = count_dirty(p);
 	int pressed = p->waiters || dirty > dirty_high(p);
 
 	p->ndirty_est = dirty;
-	if (p->ckpt_pending && !(p->ckpt_blocked && pressed)) {
-		if (clean_batch(p, 1, 1, &n) != UT_OK || n)
-			return;
-		if (ckpt_frames_left(p))
-			p->ckpt_blocked = 1; /* in a transaction: end_txn wakes us */
-		else
+	if (p->ckpt_pending) {
+		/* every frame it needs is flushable (the cleaner writes the
+		 * committed version of a page in a transaction too) */
+		if (clean_batch(p, 1, 1, &n) == UT_OK && !n)
 			finish_checkpoint(p, 1);
 		return;
 	}
@@ -804,7 +920,7 @@ static int sweep(ut_pager *p, size_t *vidx)
 			*vidx = at;
 			return 1;
 		}
-		if (f->pin || f->txn)
+		if (f->pin || f->txn || f->cur->refs)
 			continue;
 		if (f->ref) {
 			f->ref = 0;
@@ -829,6 +945,21 @@ static int dirty_evictable(const ut_pager *p)
 			return 1;
 	}
 	return 0;
+}
+
+/* Make a valid frame that no one pins invalid; its cur's buffer becomes the
+ * frame's spare buffer again. */
+static void frame_forget(ut_pager *p, struct frame *f)
+{
+	struct pver *v = f->cur;
+
+	assert(!f->pin && !f->txn && !f->loading && (!v || !v->refs));
+	hremove(p, f);
+	f->valid = 0;
+	f->dirty = 0;
+	f->ckpt = 0;
+	f->cur = NULL;
+	free(v);
 }
 
 /* A frame to load a page into (not in the hash, not valid), and its index
@@ -861,9 +992,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 	}
 	victim = p->frames[vidx];
 	if (victim->valid)
-		hremove(p, victim);
-	victim->valid = 0;
-	victim->ckpt = 0;
+		frame_forget(p, victim);
 	*out = victim;
 	*idx = vidx;
 	return UT_OK;
@@ -892,6 +1021,7 @@ static void drop_one(ut_pager *p)
 	free(f);
 }
 
+/* Called without the pool mutex (the caller counts the read). */
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
 	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
@@ -899,7 +1029,6 @@ static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 
 	if (n < 0)
 		return (int)n;
-	p->ctr.page_reads++;
 	if (n != UT_PAGE_SIZE) {
 		ut_set_errdetail("%s: page %u: short read (%lld bytes): file truncated",
 				 p->path, pgno, (long long)n);
@@ -908,61 +1037,193 @@ static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 	return ut_page_verify(buf, pgno, p->path);
 }
 
-int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
+/* Load pgno into a frame.  The frame is in the hash, pinned and marked
+ * loading while the page is read without the pool mutex, so other threads
+ * go on (one that wants the same page waits for load_cv).  p->mu held;
+ * on success *out is valid with cur set and pinned once, for the caller. */
+static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 {
 	struct frame *f;
+	int rc;
+
+	if ((rc = get_frame(p, &f)))
+		return rc;
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	f->loading = 1;
+	f->dirty = f->txn = 0;
+	f->pin = 1;
+	f->ref = 1;
+	hinsert(p, f);
+	pthread_mutex_unlock(&p->mu);
+	rc = read_page(p, pgno, f->pg.data);
+	pthread_mutex_lock(&p->mu);
+	p->ctr.page_reads++;
+	f->loading = 0;
+	pthread_cond_broadcast(&p->load_cv);
+	if (rc == UT_OK && !(f->cur = pver_new(f->pg.data, pgno)))
+		rc = UT_ENOMEM;
+	if (rc) {
+		if (rc == UT_ECORRUPT)
+			p->ctr.corrupt_pages++;
+		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
+		f->pin = 0;
+		frame_forget(p, f);
+		return rc;
+	}
+	*out = f;
+	return UT_OK;
+}
+
+/* The version snapshot s sees of the page in frame f (cur, or one kept
+ * for older snapshots).  p->mu held. */
+static int version_for(ut_pager *p, ut_snap *s, struct frame *f,
+		       struct pver **out)
+{
+	struct pver *v = f->cur;
+
+	if (!v || ut_page_lsn(v->pg.data) > s->lsn)
+		v = kept_find(p, f->pg.pgno, s->lsn);
+	if (v) {
+		*out = v;
+		return UT_OK;
+	}
+	if (s->lsn < p->lost_below) {
+		ut_set_errdetail("%s: page %u: snapshot too old: this read "
+				 "transaction (begun %lld ms ago, at LSN %llu) "
+				 "needs a page version dropped for the snapshot "
+				 "memory budget (%zu versions, %zu bytes kept)",
+				 p->path, f->pg.pgno, (long long)(now_ms() - s->began_ms),
+				 (unsigned long long)s->lsn, p->nkept,
+				 p->nkept * (size_t)UT_PAGE_SIZE);
+		return UT_ESNAPSHOT;
+	}
+	/* an engine bug, not damage: stop the test builds at once */
+	assert(!"no version of a page for a live snapshot");
+	ut_set_errdetail("%s: page %u: no version for the snapshot at LSN %llu",
+			 p->path, f->pg.pgno, (unsigned long long)s->lsn);
+	return UT_ECORRUPT;
+}
+
+int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
+{
+	struct frame *f;
+	struct pver *v;
+	uint32_t limit;
 	int rc;
 
 	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
-	f = hfind(p, pgno);
+	limit = s ? s->npages : ut_pager_page_count(p);
+	while ((f = hfind(p, pgno)) && f->loading)
+		pthread_cond_wait(&p->load_cv, &p->mu);
 	if (f) {
 		f->pin++;
 		f->ref = 1;
+	} else if (pgno == 0 || pgno >= limit) {
+		pthread_mutex_unlock(&p->mu);
+		ut_set_errdetail("%s: page %u: reference beyond the page count %u",
+				 p->path, pgno, limit);
+		return UT_ECORRUPT;
+	} else if ((rc = load(p, pgno, &f))) {
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+	if (!s) {
 		pthread_mutex_unlock(&p->mu);
 		*out = &f->pg;
 		return UT_OK;
 	}
-	if (pgno == 0 || pgno >= ut_pager_page_count(p)) {
-		pthread_mutex_unlock(&p->mu);
-		ut_set_errdetail("%s: page %u: reference beyond the page count %u",
-				 p->path, pgno, ut_pager_page_count(p));
-		return UT_ECORRUPT;
-	}
-	rc = get_frame(p, &f);
-	if (rc) {
-		pthread_mutex_unlock(&p->mu);
-		return rc;
-	}
-	rc = read_page(p, pgno, f->pg.data);
-	if (rc) {
-		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
-		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
-		pthread_mutex_unlock(&p->mu);
-		return rc;
-	}
-	f->pg.pgno = pgno;
-	f->valid = 1;
-	f->dirty = f->txn = f->predirty = 0;
-	f->pin = 1;
-	f->ref = 1;
-	hinsert(p, f);
+	f->pin--;
+	rc = version_for(p, s, f, &v);
+	if (rc == UT_OK)
+		v->refs++;
 	pthread_mutex_unlock(&p->mu);
-	*out = &f->pg;
-	return UT_OK;
+	if (rc == UT_OK)
+		*out = &v->pg;
+	return rc;
+}
+
+int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
+{
+	return ut_pager_get_at(p, NULL, pgno, out);
 }
 
 void ut_pager_release(ut_pager *p, ut_pg *pg)
 {
-	struct frame *f = (struct frame *)pg;
-
 	if (!pg)
 		return;
 	pthread_mutex_lock(&p->mu);
-	if (f->pin)
-		f->pin--;
+	if (pg->snap) {
+		struct pver *v = (struct pver *)pg;
+
+		assert(v->refs);
+		if (!--v->refs && !v->owned) {
+			buf_put(p, v->pg.data);
+			free(v);
+		}
+	} else {
+		struct frame *f = (struct frame *)pg;
+
+		assert(f->pin);
+		if (f->pin)
+			f->pin--;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
+{
+	const uint8_t *m;
+
+	pthread_mutex_lock(&p->mu);
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&p->mu);
+		ut_set_errdetail("%s: an earlier commit failed; the handle refuses "
+				 "further use until reopened", p->path);
+		return UT_EFATAL;
+	}
+	m = p->meta->cur->pg.data;
+	s->lsn = p->lsn;
+	s->root = ut_ld32(m + UT_META_ROOT);
+	s->npages = ut_ld32(m + UT_META_PAGECOUNT);
+	s->began_ms = now_ms();
+	s->next = NULL;
+	s->prev = p->snap_tail;
+	if (p->snap_tail)
+		p->snap_tail->next = s;
+	else
+		p->snap_head = s;
+	p->snap_tail = s;
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
+}
+
+void ut_pager_snap_end(ut_pager *p, ut_snap *s)
+{
+	pthread_mutex_lock(&p->mu);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		p->snap_head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		p->snap_tail = s->prev;
+	kept_gc(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void ut_pager_snap_stats(ut_pager *p, ut_snap_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->mu);
+	for (ut_snap *s = p->snap_head; s; s = s->next)
+		out->snapshots++;
+	out->versions = p->nkept;
+	out->version_bytes = (uint64_t)p->nkept * UT_PAGE_SIZE;
+	out->dropped = p->kept_dropped;
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -980,26 +1241,29 @@ static int tx_add(ut_pager *p, struct frame *f)
 	return UT_OK;
 }
 
+/* The writer's first change to f in the transaction: it gets a private
+ * copy to change; cur stays the committed version for readers, the
+ * cleaner and the log's pre-image. */
 static int write_locked(ut_pager *p, struct frame *f)
 {
+	uint8_t *copy;
+
 	if (f->txn)
 		return UT_OK;
 	if (!p->in_txn)
 		return UT_EINVAL;
-	f->pre = pre_get(p);
-	if (!f->pre)
+	assert(f->valid && f->cur && f->pg.data == f->cur->pg.data);
+	copy = buf_get(p);
+	if (!copy)
 		return UT_ENOMEM;
 	if (tx_add(p, f)) {
-		pre_put(p, f->pre);
-		f->pre = NULL;
+		buf_put(p, copy);
 		return UT_ENOMEM;
 	}
-	memcpy(f->pre, f->pg.data, UT_PAGE_SIZE);
+	memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
+	f->pg.data = copy;
 	f->touched = 0;
-	f->predirty = f->dirty;
 	f->txn = 1;
-	f->dirty = 1;
-	f->wgen++;
 	p->preout++;
 	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
 		drop_one(p);
@@ -1011,7 +1275,7 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 	struct frame *f = (struct frame *)pg;
 	int rc;
 
-	*touched = f->pre || !f->txn ? &f->touched : NULL;
+	*touched = f->cur ? &f->touched : NULL;
 	if (f->txn)
 		return UT_OK;
 	if (fatal_now(p))
@@ -1090,12 +1354,11 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	}
 	ut_page_init(f->pg.data, pgno, type);
 	f->pg.pgno = pgno;
-	f->pre = NULL; /* new to the file */
+	f->cur = NULL; /* new to the file: the frame's buffer is the copy */
 	f->touched = ~0ull;
 	f->valid = 1;
-	f->txn = f->dirty = 1;
-	f->wgen++;
-	f->predirty = 0;
+	f->txn = 1;
+	f->dirty = 0;
 	f->pin = 1;
 	f->ref = 1;
 	hinsert(p, f);
@@ -1129,8 +1392,14 @@ int ut_pager_begin(ut_pager *p)
 		ut_set_errdetail("%s: opened read-only", p->path);
 		return UT_EREADONLY;
 	}
-	if (fatal_now(p))
-		return fatal_rc(p);
+	if (fatal_now(p)) {
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		rc = fatal_rc(p);
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
 	if (p->in_txn)
 		return UT_EBUSY;
 	p->in_txn = 1;
@@ -1165,9 +1434,9 @@ static void shrink(ut_pager *p)
 	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
-		if (!f->valid || (!f->pin && !f->txn && !f->dirty)) {
+		if (!f->valid || (!f->pin && !f->txn && !f->dirty && !f->cur->refs)) {
 			if (f->valid)
-				hremove(p, f);
+				frame_forget(p, f);
 			p->frames[i] = p->frames[--p->nframes];
 			buf_put(p, f->pg.data);
 			free(f);
@@ -1178,38 +1447,62 @@ static void shrink(ut_pager *p)
 	p->hand = 0;
 }
 
-static void end_txn(ut_pager *p, int restore)
+/* The transaction is over: wake the cleaner for what it dirtied, and
+ * give back frames past the bound.  p->mu held. */
+static void end_txn(ut_pager *p)
 {
-	for (size_t i = 0; i < p->ntx; i++) {
-		struct frame *f = p->tx[i];
-		if (restore) {
-			if (f->pre) {
-				memcpy(f->pg.data, f->pre, UT_PAGE_SIZE);
-				f->dirty = f->predirty;
-			} else {
-				hremove(p, f);
-				f->valid = 0;
-				f->dirty = 0;
-				f->pin = 0;
-			}
-		}
-		if (f->pre) {
-			p->preout--;
-			pre_put(p, f->pre);
-		}
-		f->pre = NULL;
-		f->txn = 0;
-	}
 	if (p->cleaner_running) {
 		p->ndirty_est += p->ntx;
-		if (p->ckpt_blocked || p->ndirty_est > dirty_high(p)) {
-			p->ckpt_blocked = 0;
+		if (p->ndirty_est > dirty_high(p))
 			pthread_cond_signal(&p->work_cv);
-		}
 	}
 	p->ntx = 0;
 	p->in_txn = 0;
 	shrink(p);
+}
+
+/* Rollback drops the private copies: cur never changed. */
+static void discard_txn(ut_pager *p)
+{
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		f->txn = 0;
+		if (f->cur) {
+			buf_put(p, f->pg.data);
+			f->pg.data = f->cur->pg.data;
+			p->preout--;
+		} else {
+			f->pin = 0; /* new to the file: no page to go back to */
+			frame_forget(p, f);
+		}
+	}
+	end_txn(p);
+}
+
+/* Commit at lsn: each private copy becomes its page's committed version
+ * (nv[i], allocated beforehand so this cannot fail), and the version it
+ * replaces is kept for older snapshots or freed.  Readers see all of the
+ * transaction or none of it: they choose versions under p->mu.  With
+ * written (a log-less sync commit) the new versions are on disk already. */
+static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written)
+{
+	p->lsn = lsn;
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		nv[i]->pg.data = f->pg.data;
+		nv[i]->pg.pgno = f->pg.pgno;
+		if (f->cur) {
+			retire(p, f->cur, lsn);
+			p->preout--;
+		}
+		f->cur = nv[i];
+		f->dirty = !written;
+		f->wgen++;
+		f->txn = 0;
+	}
+	end_txn(p);
 }
 
 void ut_pager_rollback(ut_pager *p)
@@ -1217,7 +1510,7 @@ void ut_pager_rollback(ut_pager *p)
 	if (!p->in_txn)
 		return;
 	pthread_mutex_lock(&p->mu);
-	end_txn(p, 1);
+	discard_txn(p);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -1226,11 +1519,13 @@ void ut_pager_rollback(ut_pager *p)
  * change out of the log: stop the (test) program at once. */
 static void check_touched(const struct frame *f)
 {
-	for (unsigned i = 0; f->pre && i < UT_PAGE_SIZE; i++) {
+	const uint8_t *pre = f->cur ? f->cur->pg.data : NULL;
+
+	for (unsigned i = 0; pre && i < UT_PAGE_SIZE; i++) {
 		int stamped = i < 4 || (i >= 8 && i < 16); /* crc, lsn */
 
 		if (!stamped && !(f->touched >> (i / UT_TOUCH_BLOCK) & 1) &&
-		    f->pre[i] != f->pg.data[i]) {
+		    pre[i] != f->pg.data[i]) {
 			fprintf(stderr, "untorn: page %u: byte %u changed outside "
 				"the blocks its writer recorded\n", f->pg.pgno, i);
 			abort();
@@ -1241,66 +1536,85 @@ static void check_touched(const struct frame *f)
 static void check_touched(const struct frame *f) { (void)f; }
 #endif
 
+/* A committed version for each page of the transaction, allocated before
+ * the commit is logged so that publishing cannot fail. */
+static struct pver **new_versions(size_t n)
+{
+	struct pver **nv = calloc(n, sizeof(*nv));
+
+	for (size_t i = 0; nv && i < n; i++) {
+		if (!(nv[i] = pver_new(NULL, 0))) {
+			while (i--)
+				free(nv[i]);
+			free(nv);
+			return NULL;
+		}
+	}
+	return nv;
+}
+
+/* The log hook runs without the pool mutex: the private copies are the
+ * writer's and the committed versions never change, so readers and the
+ * cleaner go on while the commit's records are appended. */
+static int log_txn(ut_pager *p, int sync, uint64_t *lsn)
+{
+	ut_log_page *lp = realloc(p->logpages, p->ntx * sizeof(*lp));
+
+	if (!lp)
+		return UT_ENOMEM;
+	p->logpages = lp;
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		lp[i].pgno = f->pg.pgno;
+		lp[i].pre = f->cur ? f->cur->pg.data : NULL;
+		lp[i].post = f->pg.data;
+		lp[i].touched = f->touched;
+		check_touched(f);
+	}
+	/* The hook appends; durability (sync) is the caller's business
+	 * outside the writer lock (group commit). */
+	return p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, lsn);
+}
+
 int ut_pager_commit(ut_pager *p, int sync)
 {
-	/* (flush_mu whether or not a cleaner runs yet: a reader may start
-	 * one at any moment) */
 	int sync_flush = sync && !p->hooks.log_commit;
-	uint64_t lsn;
+	struct pver **nv = NULL;
+	uint64_t lsn = p->lsn + 1;
 	int rc = UT_OK;
 
 	if (!p->in_txn)
 		return UT_EINVAL;
-	/* A log-less sync commit writes pages itself: no cleaner batch may
-	 * be in flight meanwhile (it could land an older copy after it). */
+	if (p->ntx && !(nv = new_versions(p->ntx)))
+		rc = UT_ENOMEM;
+	if (rc == UT_OK && p->ntx && p->hooks.log_commit)
+		rc = log_txn(p, sync, &lsn);
+	for (size_t i = 0; rc == UT_OK && i < p->ntx; i++)
+		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
+	/* A log-less sync commit writes pages itself (flush_mu whether or
+	 * not a cleaner runs yet: a reader may start one at any moment): no
+	 * cleaner batch may be in flight meanwhile (it could land an older
+	 * copy after it).  Not crash-atomic across pages: the log makes
+	 * commits so. */
 	if (sync_flush)
 		pthread_mutex_lock(&p->flush_mu);
 	pthread_mutex_lock(&p->mu);
-	if (p->ntx == 0)
-		goto done;
-	if (p->hooks.log_commit) {
-		ut_log_page *lp = realloc(p->logpages, p->ntx * sizeof(*lp));
-		if (!lp) {
-			rc = UT_ENOMEM;
-			goto fail;
-		}
-		p->logpages = lp;
-		for (size_t i = 0; i < p->ntx; i++) {
-			lp[i].pgno = p->tx[i]->pg.pgno;
-			lp[i].pre = p->tx[i]->pre;
-			lp[i].post = p->tx[i]->pg.data;
-			lp[i].touched = p->tx[i]->touched;
-			check_touched(p->tx[i]);
-		}
-		/* The hook appends; durability (sync) is the caller's
-		 * business outside the writer lock (group commit). */
-		rc = p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, &lsn);
-		if (rc)
-			goto fail;
-	} else {
-		lsn = p->lsn + 1;
-	}
-	p->lsn = lsn;
-	for (size_t i = 0; i < p->ntx; i++)
-		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
-	if (sync_flush) {
-		/* No log yet: make the transaction's pages durable in place.
-		 * Not crash-atomic across pages -- the WAL will make it so. */
+	if (rc == UT_OK && p->ntx && sync_flush)
 		rc = flush_frames(p, p->tx, p->ntx, UT_FLUSH_DURABLE);
-		if (rc)
-			goto fail;
+	if (rc == UT_OK && p->ntx) {
+		publish_txn(p, lsn, nv, sync_flush);
+	} else if (rc == UT_OK) {
+		end_txn(p);
+	} else {
+		for (size_t i = 0; nv && i < p->ntx; i++)
+			free(nv[i]);
+		discard_txn(p);
 	}
-done:
-	end_txn(p, 0);
 	pthread_mutex_unlock(&p->mu);
 	if (sync_flush)
 		pthread_mutex_unlock(&p->flush_mu);
-	return UT_OK;
-fail:
-	end_txn(p, 1);
-	pthread_mutex_unlock(&p->mu);
-	if (sync_flush)
-		pthread_mutex_unlock(&p->flush_mu);
+	free(nv);
 	return rc;
 }
 
@@ -1314,7 +1628,7 @@ static int ckpt_check(ut_pager *p)
 		ut_set_errdetail("%s: opened read-only", p->path);
 		return UT_EREADONLY;
 	}
-	return fatal_now(p) ? fatal_rc(p) : UT_OK;
+	return UT_OK; /* (callers check fatal_now under the mutex) */
 }
 
 /* Checkpoint order: (1) every page dirty at the last commit (p->lsn)
@@ -1325,31 +1639,54 @@ static int ckpt_check(ut_pager *p)
  * be durable before the pages it vouches for, (4)
  * hooks.log_checkpoint_done(redo_lsn).  With the cleaner thread it does
  * the work and this waits; without one, this thread does it. */
-int ut_pager_checkpoint(ut_pager *p)
+int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again)
 {
-	uint64_t gen;
 	int rc;
 
+	*ticket = 0;
+	*again = 0;
 	if ((rc = ckpt_check(p)))
 		return rc;
 	pthread_mutex_lock(&p->mu);
-	if (!p->cleaner_running) {
+	if (fatal_now(p)) {
+		rc = fatal_rc(p);
+	} else if (!p->cleaner_running) {
 		ckpt_request(p);
 		rc = run_checkpoint_here(p);
-		pthread_mutex_unlock(&p->mu);
-		return rc;
-	}
-	while (p->ckpt_pending && !fatal_now(p))
-		pthread_cond_wait(&p->done_cv, &p->mu);
-	if (!fatal_now(p)) {
+	} else if (p->ckpt_pending) {
+		*ticket = p->ckpt_req; /* an older one: wait, then again */
+		*again = 1;
+	} else {
 		ckpt_request(p);
-		gen = p->ckpt_req;
+		*ticket = p->ckpt_req;
 		pthread_cond_signal(&p->work_cv);
-		while (p->ckpt_done < gen && !fatal_now(p))
-			pthread_cond_wait(&p->done_cv, &p->mu);
 	}
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+int ut_pager_checkpoint_wait(ut_pager *p, uint64_t ticket)
+{
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	while (p->ckpt_done < ticket && !fatal_now(p))
+		pthread_cond_wait(&p->done_cv, &p->mu);
 	rc = fatal_now(p) ? fatal_rc(p) : p->ckpt_rc;
 	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+int ut_pager_checkpoint(ut_pager *p)
+{
+	uint64_t ticket;
+	int rc, again;
+
+	do {
+		rc = ut_pager_checkpoint_start(p, &ticket, &again);
+		if (rc == UT_OK && ticket)
+			rc = ut_pager_checkpoint_wait(p, ticket);
+	} while (rc == UT_OK && again);
 	return rc;
 }
 
@@ -1361,6 +1698,11 @@ int ut_pager_checkpoint_async(ut_pager *p, int *started)
 	if ((rc = ckpt_check(p)))
 		return rc;
 	pthread_mutex_lock(&p->mu);
+	if (fatal_now(p)) {
+		rc = fatal_rc(p);
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
 	if (!cleaner_usable(p)) {
 		pthread_mutex_unlock(&p->mu);
 		*started = 1;
@@ -1405,14 +1747,18 @@ size_t ut_pager_dirty_frames(ut_pager *p)
 }
 
 uint64_t ut_pager_lsn(ut_pager *p) { return p->lsn; }
+static inline uint64_t hdr_field64(const ut_pager *p, int off)
+{
+	return ut_ld64(p->hdr_ckpt + off - UT_META_CKPT_LSN);
+}
 uint64_t ut_pager_redo_lsn(ut_pager *p)
 {
-	return ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN);
+	return hdr_field64(p, UT_META_CKPT_LSN);
 }
 uint64_t ut_pager_header_max_lsn(ut_pager *p)
 {
-	uint64_t a = ut_ld64(p->meta->pg.data + UT_META_CKPT_LSN),
-		 b = ut_ld64(p->meta->pg.data + UT_META_MAXLSN);
+	uint64_t a = hdr_field64(p, UT_META_CKPT_LSN),
+		 b = hdr_field64(p, UT_META_MAXLSN);
 	return a > b ? a : b;
 }
 void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
@@ -1584,12 +1930,13 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
 	}
+	if (!(f->cur = pver_new(f->pg.data, pgno)))
+		return UT_ENOMEM;
 	f->pg.pgno = pgno;
 	f->valid = 1;
-	f->dirty = f->txn = f->predirty = 0;
+	f->dirty = f->txn = 0;
 	f->pin = 0;
 	f->ref = 1;
-	f->pre = NULL;
 	hinsert(p, f);
 	*out = f;
 	return UT_OK;
@@ -1646,8 +1993,14 @@ static void pager_free_all(ut_pager *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
-	for (size_t i = 0; i < p->nframes; i++)
+	while (p->vhead)
+		kept_pop(p);
+	free(p->vbuckets);
+	pthread_cond_destroy(&p->load_cv);
+	for (size_t i = 0; i < p->nframes; i++) {
+		free(p->frames[i]->cur);
 		free(p->frames[i]);
+	}
 	for (size_t i = 0; i < p->nslabs; i++)
 		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
 	free(p->slabs);
@@ -1870,6 +2223,32 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
  * double-write file is opened or created, no recovery runs.  A database
  * that was not closed cleanly may need recovery (log redo, torn-page
  * repair), which writes: refused. */
+/* Frame f, holding page pgno as read or written at open, becomes valid. */
+static int adopt(ut_pager *p, struct frame *f, uint32_t pgno)
+{
+	if (!(f->cur = pver_new(f->pg.data, pgno)))
+		return UT_ENOMEM;
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	hinsert(p, f);
+	return UT_OK;
+}
+
+/* The header page read at open: page 0 stays pinned while open. */
+static int adopt_meta(ut_pager *p, struct frame *mf)
+{
+	int rc = adopt(p, mf, 0);
+
+	if (rc)
+		return rc;
+	mf->pin = 1;
+	p->meta = mf;
+	memcpy(p->hdr_ckpt, mf->pg.data + UT_META_CKPT_LSN, sizeof(p->hdr_ckpt));
+	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
+	p->durable_lsn = p->lsn;
+	return UT_OK;
+}
+
 static int open_readonly(ut_pager *p, const ut_pager_config *cfg,
 			 ut_pager **out)
 {
@@ -1923,13 +2302,8 @@ static int open_readonly(ut_pager *p, const ut_pager_config *cfg,
 		rc = UT_EREADONLY;
 		goto fail;
 	}
-	mf->pg.pgno = 0;
-	mf->valid = 1;
-	mf->pin = 1;
-	hinsert(p, mf);
-	p->meta = mf;
-	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
-	p->durable_lsn = p->lsn;
+	if ((rc = adopt_meta(p, mf)))
+		goto fail;
 	*out = p;
 	return UT_OK;
 fail:
@@ -1956,7 +2330,11 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	pthread_mutex_init(&p->flush_mu, NULL);
 	pthread_cond_init(&p->work_cv, NULL);
 	pthread_cond_init(&p->done_cv, NULL);
+	pthread_cond_init(&p->load_cv, NULL);
 	p->cleaner_inline = cfg->inline_flush;
+	p->kept_cap = (cfg->snapshot_bytes ? cfg->snapshot_bytes
+			  : cfg->cache_bytes > UT_SNAPSHOT_BYTES_MIN ? cfg->cache_bytes
+			  : UT_SNAPSHOT_BYTES_MIN) / UT_PAGE_SIZE;
 	p->ckpt_hdr = ut_io_alloc(UT_PAGE_SIZE);
 	if (!p->ckpt_hdr) {
 		pager_free_all(p);
@@ -1972,7 +2350,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	while (p->nbuckets < 2 * p->maxframes)
 		p->nbuckets *= 2;
 	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
-	if (!p->buckets) {
+	p->vbuckets = calloc(VBUCKETS, sizeof(*p->vbuckets));
+	if (!p->buckets || !p->vbuckets) {
 		rc = UT_ENOMEM;
 		goto fail;
 	}
@@ -2106,9 +2485,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			goto fail;
 		if ((rc = vfs->sync_dir(vfs, path)))
 			goto fail;
-		rf->pg.pgno = 1;
-		rf->valid = 1;
-		hinsert(p, rf);
+		if ((rc = adopt(p, rf, 1)))
+			goto fail;
 	} else {
 		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
 		if (n < 0) {
@@ -2143,13 +2521,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			goto fail;
 		}
 	}
-	mf->pg.pgno = 0;
-	mf->valid = 1;
-	mf->pin = 1; /* page 0 stays pinned while open */
-	hinsert(p, mf);
-	p->meta = mf;
-	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
-	p->durable_lsn = p->lsn;
+	if ((rc = adopt_meta(p, mf)))
+		goto fail;
 	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
 	free(dwpath);
 	*out = p;

@@ -28,10 +28,20 @@
  *    writes a batch itself (deterministic I/O order, for tests).  A
  *    cleaner write that fails makes the handle fatal; waiters get its
  *    error and detail.
- *  - No-steal: a page dirtied by the running write transaction is never
- *    written to the data file before the transaction commits.  Before its
- *    first change in a transaction, ut_pager_write keeps a pre-image copy;
- *    ut_pager_rollback restores them, so abort leaves no trace.
+ *  - Versions: a frame holds its page's last committed version (cur),
+ *    which never changes once published.  Before the writer's first change
+ *    to a page in a transaction, ut_pager_write gives it a private copy to
+ *    change (the writer's ut_pg then points at the copy); cur stays what
+ *    readers see, what the cleaner writes (so a page dirtied by the running
+ *    transaction never reaches the data file before it commits: no-steal)
+ *    and the log's pre-image.  ut_pager_rollback drops the copies, so abort
+ *    leaves no trace.  Commit publishes every copy as its page's new cur at
+ *    once (under the pool mutex); a replaced version is kept, tagged with
+ *    the commit LSN that replaced it, while any snapshot older than that
+ *    commit lives (bounded by cfg->snapshot_bytes; beyond it the oldest are
+ *    dropped and a snapshot that then needs one gets UT_ESNAPSHOT), and
+ *    freed once none does and no reader pins it.  Old versions never reach
+ *    the data file or the log.
  *  - Commit: ut_pager_commit hands the transaction's pages (pgno, pre-image
  *    or NULL for a page new to the file, post-image) to hooks.log_commit,
  *    which appends them to the log (not necessarily durably: the caller
@@ -69,10 +79,15 @@
  *  - Page 0 is the database header (UT_PT_META); its fields live in the
  *    buffer pool like any page, so changing them inside a write transaction
  *    is journaled/rolled back like any page.
- *  - Thread safety: the pool is guarded by an internal mutex, so readers on
- *    several threads may call get/release at once.  Everything that changes
- *    pages (write, alloc, free, begin/commit/rollback, checkpoint) must be
- *    called by the single writer, with readers excluded (db.c's rwlock).
+ *  - Thread safety: the pool is guarded by an internal mutex, held for
+ *    bookkeeping only: a page read on a pool miss runs without it (the
+ *    frame is marked loading; a second thread wanting that page waits for
+ *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
+ *    commit's log append.  Readers on any threads call snap_begin/get_at/
+ *    release/snap_end at any time.  Everything that changes pages (write,
+ *    alloc, free, begin/commit/rollback, checkpoint start) must be called
+ *    by the single writer (db.c's writer lock); ut_pager_get and
+ *    ut_pager_root are the writer's view.
  *
  * Database header, page 0, after the 32-byte page header:
  *   32 magic[8] "untornDB"   40 u32 format version (UT_FORMAT_VERSION)
@@ -99,6 +114,7 @@
 #define UT_FORMAT_VERSION 1u
 #define UT_MAGIC "untornDB"
 #define UT_PAGER_MIN_FRAMES 8u
+#define UT_SNAPSHOT_BYTES_MIN (64u << 20)
 
 /* Reserved companion files: PATH UT_WAL_SUFFIX (write-ahead log) and
  * PATH UT_DW_SUFFIX (double-write buffer). */
@@ -156,7 +172,18 @@ typedef struct ut_pager ut_pager;
 typedef struct ut_pg {
 	uint8_t *data;
 	uint32_t pgno;
+	int snap; /* 1: a reader's pin on a committed version (read-only) */
 } ut_pg;
+
+/* A reader's snapshot: the database as of the last commit published
+ * before ut_pager_snap_begin.  The caller owns the storage; the pager
+ * links it into its list of live snapshots until ut_pager_snap_end. */
+typedef struct ut_snap {
+	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
+	uint32_t root, npages; /* the header's root and page count then */
+	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
+	struct ut_snap *prev, *next;
+} ut_snap;
 
 typedef struct ut_pager_config {
 	size_t cache_bytes;
@@ -174,6 +201,9 @@ typedef struct ut_pager_config {
 	/* No cleaner thread: a thread that needs a frame writes the batch
 	 * itself, and checkpoints run in the caller. */
 	int inline_flush;
+	/* Bound on the memory of page versions kept for snapshots (0: as
+	 * cache_bytes, at least UT_SNAPSHOT_BYTES_MIN). */
+	size_t snapshot_bytes;
 } ut_pager_config;
 
 /* Open the data file (UT_OPEN_DIRECT | UT_OPEN_LOCK) and check its header:
@@ -187,7 +217,27 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 int ut_pager_close(ut_pager *p);
 
 int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out);
+/* The page as snapshot s sees it (s NULL: ut_pager_get).  The page is
+ * read-only.  UT_ECORRUPT for a page number at or past the snapshot's page
+ * count; UT_ESNAPSHOT when the version s needs was dropped for the
+ * snapshot memory budget (then for every later call with s). */
+int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out);
+/* Release a page from ut_pager_get, _get_at or _alloc. */
 void ut_pager_release(ut_pager *p, ut_pg *pg);
+
+/* Begin and end a reader's snapshot.  Neither waits for the writer: both
+ * take the pool mutex only for a moment (never held during page I/O, but
+ * by flush_inline's writes).  Begin fails with UT_EFATAL when the cache
+ * may hold a failed commit's changes. */
+int ut_pager_snap_begin(ut_pager *p, ut_snap *s);
+void ut_pager_snap_end(ut_pager *p, ut_snap *s);
+typedef struct ut_snap_stats {
+	uint64_t snapshots;      /* live snapshots */
+	uint64_t versions;       /* superseded versions kept for them */
+	uint64_t version_bytes;  /* their memory */
+	uint64_t dropped;        /* versions dropped for the budget since open */
+} ut_snap_stats;
+void ut_pager_snap_stats(ut_pager *p, ut_snap_stats *out);
 /* Journal pg into the write transaction (pre-image on first change).
  * The log will compare the whole page with its pre-image at commit. */
 int ut_pager_write(ut_pager *p, ut_pg *pg);
@@ -221,6 +271,13 @@ void ut_pager_rollback(ut_pager *p);
  * (*started = 0: one was already under way; without a thread it is the
  * synchronous one). */
 int ut_pager_checkpoint(ut_pager *p);
+/* The same in two steps, so that the caller may hold the writer lock only
+ * for the first: start one at the last commit and return its *ticket for
+ * _wait (0: done already, without a cleaner thread: run here).  *again:
+ * an older checkpoint was under way; *ticket is its own: wait for it,
+ * then start again. */
+int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again);
+int ut_pager_checkpoint_wait(ut_pager *p, uint64_t ticket);
 int ut_pager_checkpoint_async(ut_pager *p, int *started);
 /* Tests: the cleaner thread calls hook(ctx) after copying a batch and
  * before writing it, without the pool mutex (to hold a batch in flight). */

@@ -17,12 +17,27 @@
  * a restart right after a crash (even SIGKILL with io_uring writes in
  * flight; ut_open waits for those writes to land) opens at once.  Inside
  * it, any number of threads may use one ut_db.  Write transactions are
- * serialized (ut_begin of a second writer waits).  Read-only
- * transactions are serialized against writers: a reader holds a shared lock
- * from ut_begin to ut_commit/ut_abort, so it sees the committed state as of
- * its start and nothing changes under it.  A thread must not begin a write
- * transaction while it holds a read transaction (it would wait for itself).
- * A ut_txn and its cursors belong to one thread at a time.
+ * serialized (ut_begin of a second writer waits for the first to end).
+ * A read-only transaction reads a snapshot: the database as of the last
+ * commit published before its ut_begin (every commit whose ut_commit
+ * returned, and possibly one whose ut_commit is still making its log
+ * durable), for every get, cursor and scan, for its whole life, whatever
+ * commits, checkpoints and evictions happen meanwhile.  Readers never
+ * wait for the writer and the writer never waits for readers (both take
+ * the buffer pool's mutex for moments, never across page I/O -- except
+ * with flush_inline, a test mode, where the writer writes pages under
+ * it); ut_checkpoint waits for the writer only to start.  A write
+ * transaction sees its own changes.  A thread may hold read transactions
+ * and begin a write transaction.  A ut_txn and its cursors belong to one
+ * thread at a time.
+ *
+ * Snapshot memory: a page the writer changes while older read
+ * transactions are open keeps its replaced version in memory until the
+ * oldest of them ends.  These versions are bounded by snapshot_bytes; past
+ * it the oldest are dropped, and a read transaction that then needs one
+ * gets UT_ESNAPSHOT ("snapshot too old", detail: how long it ran and what
+ * was kept) for that call and may be retried as a new transaction: never
+ * wrong data, and the writer never waits.  ut_stats reports what is kept.
  *
  * Memory: the buffer pool holds at most cache_bytes of pages plus up to
  * 24 MiB of the running write transaction's pre-image copies (more than
@@ -146,6 +161,7 @@ extern "C" {
 #define UT_ENOTSUP -11   /* requested protection not supported by this file's stack */
 #define UT_EFATAL -12    /* an earlier write failed; the handle refuses further writes */
 #define UT_EBUSY -13     /* the operation conflicts with open transactions */
+#define UT_ESNAPSHOT -14 /* a read transaction outlived the snapshot memory budget */
 
 /* How pages are protected against torn writes. */
 enum ut_protect {
@@ -177,6 +193,11 @@ typedef struct ut_options {
 				* thread: the thread that needs a cache frame
 				* writes pages itself and checkpoints run in the
 				* committing thread (deterministic I/O order) */
+	/* appended in 0.3: */
+	size_t snapshot_bytes; /* bound on the memory of page versions kept
+				* for read transactions (0, the default: as
+				* cache_bytes, at least 64 MiB);
+				* see "Concurrency" */
 } ut_options;
 
 #define UT_DEFAULT_LOCK_TIMEOUT_MS 500u
@@ -197,6 +218,12 @@ typedef struct ut_stats {
 	uint64_t checkpoints;      /* checkpoints completed */
 	uint64_t frame_waits;      /* a thread needed a cache frame and waited
 				    * for the page cleaner (it fell behind) */
+	/* appended in 0.3: */
+	uint64_t snapshots;         /* read transactions open now */
+	uint64_t snapshot_versions; /* superseded page versions kept for them */
+	uint64_t snapshot_bytes;    /* their memory */
+	uint64_t snapshot_dropped;  /* versions dropped for the budget
+				     * (snapshot_bytes) since open */
 } ut_stats;
 
 /* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1,
@@ -248,6 +275,26 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 /* Look key up.  On success *val is malloc'd (caller frees; NULL when vlen
  * is 0 is allowed) and *vlen its length.  UT_NOTFOUND when absent. */
 int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen);
+
+/* Look key up without copying (as LMDB's mdb_get): *val points at the
+ * value inside the database's page, valid until the transaction ends (not
+ * only until the next call), and must not be written to.  In a read-only
+ * transaction the page stays pinned in memory until then; in a write
+ * transaction, or for a value too big for one page, *val is a copy the
+ * transaction owns and frees when it ends. */
+int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
+	       size_t *vlen);
+
+/* Copy the database as of one snapshot (a read transaction's) to a new
+ * file dest_path while writers go on, like LMDB's mdb_env_copy or
+ * SQLite's backup API.  The copy is a complete, cleanly closed database
+ * that opens without a log.  dest_path and its "-wal"/"-dw" must not
+ * exist (UT_EINVAL, detail names the file).  Cost to writers: none waits
+ * for it; the pages it reads go through the buffer pool (it evicts what
+ * the writer would have kept), and the versions the writer replaces
+ * meanwhile are kept for it, within snapshot_bytes (beyond that the
+ * backup fails with UT_ESNAPSHOT and removes the partial copy). */
+int ut_backup(ut_db *db, const char *dest_path);
 
 /* Delete key; UT_NOTFOUND when absent. */
 int ut_del(ut_txn *t, const void *key, size_t klen);

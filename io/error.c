@@ -76,6 +76,7 @@ const char *ut_strerror(int rc)
 	case UT_ENOTSUP: return "protection mode not supported";
 	case UT_EFATAL: return "an earlier write failed; the handle refuses writes";
 	case UT_EBUSY: return "transactions still open";
+	case UT_ESNAPSHOT: return "snapshot too old: a page version this read transaction needs was dropped for the snapshot memory budget";
 	default: return "unknown error";
 	}
 }
