@@ -414,7 +414,7 @@ void ut_abort(ut_txn *t)
 }
 
 /* The snapshot a transaction reads: its own, or (NULL) the writer's view. */
-static ut_snap *txn_snap(ut_txn *t)
+ut_snap *ut_txn_snap(ut_txn *t)
 {
 	return t->rdonly ? &t->snap : NULL;
 }
@@ -483,7 +483,7 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 		return UT_EINVAL;
 	if ((rc = check_key(key, klen)))
 		return rc;
-	return ut_bt_get(t->db->pager, txn_snap(t), key, klen, val, vlen);
+	return ut_bt_get(t->db->pager, ut_txn_snap(t), key, klen, val, vlen);
 }
 
 int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
@@ -507,7 +507,7 @@ int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 		t->held = nh;
 		t->capheld = c;
 	}
-	rc = ut_bt_get_ref(t->db->pager, txn_snap(t), key, klen, &h.pin,
+	rc = ut_bt_get_ref(t->db->pager, ut_txn_snap(t), key, klen, &h.pin,
 			   &h.owned, val, vlen);
 	if (rc == UT_OK && !t->rdonly && h.pin) {
 		/* the writer's page changes with its next put: copy */
@@ -548,7 +548,7 @@ int ut_cursor_open(ut_txn *t, ut_cursor **out)
 		return UT_ENOMEM;
 	c->txn = t;
 	c->gen = t->gen;
-	ut_btcur_init(&c->bc, t->db->pager, txn_snap(t));
+	ut_btcur_init(&c->bc, t->db->pager, ut_txn_snap(t));
 	c->next = t->cursors;
 	if (t->cursors)
 		t->cursors->prev = c;

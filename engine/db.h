@@ -31,6 +31,9 @@ const char *ut_db_direct_note(ut_db *db);
 void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes);
 uint64_t ut_db_auto_checkpoints(ut_db *db);
 
+/* The snapshot a read-only transaction reads (NULL for a write one). */
+ut_snap *ut_txn_snap(ut_txn *t);
+
 /* The write-ahead log behind the handle (tests: ut_wal_stats_get). */
 struct ut_wal;
 struct ut_wal *ut_db_wal(ut_db *db);

@@ -347,14 +347,16 @@ static void kept_gc(ut_pager *p)
 }
 
 /* The commit at LSN until replaced v.  Live snapshots are all older than
- * that commit, so keep v for them; over the budget, drop the oldest kept
+ * that commit: keep v for them if one of them sees it; over the budget, drop the oldest kept
  * versions: a snapshot older than what they were replaced at may no
  * longer find its page (UT_ESNAPSHOT), a younger one always does. */
 static void retire(ut_pager *p, struct pver *v, uint64_t until)
 {
 	struct pver **b;
 
-	if (!p->snap_head) {
+	/* needed by a live snapshot iff one began at or after v's commit
+	 * (a later snapshot sees the new version): the newest one decides */
+	if (!p->snap_tail || p->snap_tail->lsn < ut_page_lsn(v->pg.data)) {
 		pver_disown(p, v);
 		return;
 	}
@@ -396,6 +398,7 @@ uint32_t ut_pager_root(ut_pager *p) { return meta32(p, UT_META_ROOT); }
 uint32_t ut_pager_page_count(ut_pager *p) { return meta32(p, UT_META_PAGECOUNT); }
 uint32_t ut_pager_free_count(ut_pager *p) { return meta32(p, UT_META_FREECOUNT); }
 const char *ut_pager_path(ut_pager *p) { return p->path; }
+ut_vfs *ut_pager_vfs(ut_pager *p) { return p->vfs; }
 ut_io_counters *ut_pager_counters(ut_pager *p) { return &p->ctr; }
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out)
 {

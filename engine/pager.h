@@ -288,6 +288,7 @@ void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoint
 			    uint64_t *waits);
 
 const char *ut_pager_path(ut_pager *p);
+ut_vfs *ut_pager_vfs(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);
 /* A consistent copy of the counters (takes the pool mutex). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
