@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # untorn's test command: installs what it needs, then runs
 #   1. the unit, differential and in-process crash tests (ctest),
-#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer, and
+#      the multi-threaded tests under ThreadSanitizer,
 #   3. the kernel series: build (cached) and the guest tests in QEMU,
 #      patched kernel against the unpatched one,
 #   4. the VM crash harness's short pass: QEMU SIGKILLed mid-write 5 times
@@ -37,8 +38,20 @@ ctest_in() {
 		(cd "$dir" && ctest -j"$(nproc)" --output-on-failure --timeout 1500)
 }
 
+# The tests that run threads against one handle (snapshot readers beside
+# the writer, the page cleaner, group commit), under ThreadSanitizer.
+tsan_tests() {
+	local tests=(test_snapshot test_engine_concurrency test_wal_group)
+	cmake -S . -B build-tsan -DUT_TSAN=ON -DCMAKE_BUILD_TYPE=Debug \
+		-DUT_BUILD_BENCH=OFF >/dev/null &&
+		cmake --build build-tsan -j"$(nproc)" --target "${tests[@]}" >/dev/null &&
+		(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest \
+			-R "^($(IFS='|'; echo "${tests[*]}"))\$" --output-on-failure --timeout 900)
+}
+
 suite "unit tests" ctest_in build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite "unit tests (asan+ubsan)" ctest_in build-asan -DUT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+suite "concurrency tests (threadsanitizer)" tsan_tests
 if [ "${UT_SKIP_VM:-0}" != 1 ]; then
 	suite "kernel build (cached by series+config hash)" bash kernel-series/build.sh
 	suite "kernel series checkpatch" bash kernel-series/checkpatch.sh

@@ -1405,8 +1405,11 @@ int ut_pager_begin(ut_pager *p)
 	}
 	if (p->in_txn)
 		return UT_EBUSY;
+	/* (readers' evictions look at ntx) */
+	pthread_mutex_lock(&p->mu);
 	p->in_txn = 1;
 	p->ntx = 0;
+	pthread_mutex_unlock(&p->mu);
 	return UT_OK;
 }
 

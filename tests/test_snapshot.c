@@ -254,6 +254,7 @@ struct wargs {
 	uint32_t seed;
 	int commits;
 	int checkpoint_every;
+	int max_ops; /* changes per transaction: 1..max_ops */
 };
 
 static void *writer_main(void *arg)
@@ -263,7 +264,8 @@ static void *writer_main(void *arg)
 	uint8_t *val = expect_buf();
 
 	for (int n = 0; n < w->commits; n++) {
-		int ops = 1 + (int)(mix(x++) % 24), abort_it = mix(x++) % 8 == 0;
+		int ops = 1 + (int)(mix(x++) % (uint32_t)w->max_ops);
+		int abort_it = mix(x++) % 8 == 0;
 		int keys[64];
 		uint32_t lens[64];
 		ut_txn *t;
@@ -344,7 +346,7 @@ static void run_differential(size_t cache, int commits, int readers)
 {
 	char *path = tmp_path("diff");
 	pthread_t w, r[4];
-	struct wargs wa = { 12345, commits, 97 };
+	struct wargs wa = { 12345, commits, 97, 24 };
 
 	oracle_reset();
 	db = open_db(path, cache, 0);
@@ -401,7 +403,7 @@ static void test_long_reader(void **s)
 {
 	(void)s;
 	char *path = tmp_path("long");
-	struct wargs wa = { 777, 10000, 5000 }; /* two checkpoints */
+	struct wargs wa = { 777, 10000, 5000, 3 }; /* two checkpoints */
 	uint8_t *exp = expect_buf();
 	pthread_t w;
 	ut_txn *t;
@@ -417,7 +419,7 @@ static void test_long_reader(void **s)
 	assert_int_equal(pthread_create(&w, NULL, writer_main, &wa), 0);
 	/* the writer's commits complete while the reader is open */
 	t0 = now_ms();
-	while (!writer_done && now_ms() - t0 < 120000)
+	while (!writer_done && now_ms() - t0 < 600000)
 		usleep(10000);
 	assert_true(writer_done);
 	pthread_join(w, NULL);
@@ -550,7 +552,7 @@ static void test_backup_during_load(void **s)
 	(void)s;
 	char *path = tmp_path("bsrc"), *dest = tmp_path("bdst");
 	uint8_t *exp = expect_buf();
-	struct wargs wa = { 4242, 3000, 0 };
+	struct wargs wa = { 4242, 3000, 0, 24 };
 	pthread_t w;
 	ut_db *copy;
 	ut_options o;
