@@ -58,6 +58,15 @@ static inline uint64_t ut_page_lsn(const uint8_t *p) { return ut_ld64(p + 8); }
 static inline void ut_page_set_lsn(uint8_t *p, uint64_t l) { ut_st64(p + 8, l); }
 static inline uint32_t ut_page_pgno(const uint8_t *p) { return ut_ld32(p + 16); }
 static inline uint32_t ut_page_right(const uint8_t *p) { return ut_ld32(p + 24); }
+
+/* 1 when every byte of the page is zero (a page never written). */
+static inline int ut_page_is_zero(const uint8_t *p)
+{
+	for (size_t i = 0; i < UT_PAGE_SIZE; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
 static inline void ut_page_set_right(uint8_t *p, uint32_t v) { ut_st32(p + 24, v); }
 static inline uint32_t ut_page_aux(const uint8_t *p) { return ut_ld32(p + 28); }
 static inline void ut_page_set_aux(uint8_t *p, uint32_t v) { ut_st32(p + 28, v); }

@@ -119,12 +119,17 @@ static void *reader(void *arg)
 				sum += b;
 				n++;
 			}
-			if (rc != UT_NOTFOUND)
+			if (rc != UT_NOTFOUND) {
+				fprintf(stderr, "reader: scan ended with %d (%s) after %d keys\n",
+					rc, ut_errdetail(), n);
 				err++;
+			}
 			ut_cursor_close(c);
 		}
-		if (sum != TOTAL || n != ACCOUNTS)
+		if (sum != TOTAL || n != ACCOUNTS) {
+			fprintf(stderr, "reader: %d keys, sum %lld\n", n, (long long)sum);
 			err++;
+		}
 		ut_commit(t);
 		pthread_mutex_lock(&stat_mu);
 		reader_errors += err;

@@ -1,0 +1,383 @@
+/*
+ * engine/cleaner.c - writing dirty pages: the WAL rule, page-write
+ * batches, and the page-cleaner thread.
+ *
+ * Contract (pager.h, "Page cleaner" and "WAL rule"): a batch copies up to
+ * CLEAN_BATCH committed versions under p->mu, then (the thread) writes
+ * them through the flush strategy without it, after the log is durable
+ * (or, lazily, written) up to their LSNs; a frame becomes clean only if no
+ * commit replaced its version meanwhile.  A failed write makes the handle
+ * fatal, its error returned once.  flush_mu serializes strategy calls and
+ * is always taken before p->mu.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pager_int.h"
+
+static int ensure_fpages(ut_pager *p, size_t n)
+{
+	if (n <= p->capfpages)
+		return UT_OK;
+	size_t c = p->capfpages ? p->capfpages : 64;
+	while (c < n)
+		c *= 2;
+	ut_flush_page *np = realloc(p->fpages, c * sizeof(*np));
+	if (!np)
+		return UT_ENOMEM;
+	p->fpages = np;
+	p->capfpages = c;
+	return UT_OK;
+}
+
+/* WAL rule: the log must be durable up to maxlsn before a page stamped
+ * with it is written; for a lazy write, handed to the OS is enough
+ * (sync=0).  Called by whoever holds the right to flush (flush_mu once the
+ * cleaner runs, else the pool mutex). */
+int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags)
+{
+	int rc;
+
+	if (!p->hooks.log_flush_to || p->recovering || maxlsn <= p->durable_lsn)
+		return UT_OK;
+	if ((flags & UT_FLUSH_LAZY) && p->hooks.log_write_to) {
+		if (maxlsn <= p->written_lsn)
+			return UT_OK;
+		rc = p->hooks.log_write_to(p->hooks.ctx, maxlsn);
+		if (rc == UT_OK)
+			p->written_lsn = maxlsn;
+		return rc;
+	}
+	rc = p->hooks.log_flush_to(p->hooks.ctx, maxlsn);
+	if (rc == UT_OK)
+		p->durable_lsn = maxlsn;
+	return rc;
+}
+
+/* A page write failed: the handle refuses writes from now on.  Its code
+ * is returned once (then UT_EFATAL), as for any failed call: to the caller
+ * that hit it, or -- when the cleaner thread hit it -- to the first thread
+ * that waits for the cleaner, with the cleaner's detail. */
+void pager_note_fatal(ut_pager *p, int rc)
+{
+	if (!fatal_now(p)) {
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s",
+			 ut_errdetail());
+		p->pager_fatal_rc = pthread_equal(pthread_self(), p->cleaner) &&
+			      p->cleaner_running ? rc : 0;
+	}
+	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
+}
+
+/* The error that made the handle fatal, once; p->mu held (the cleaner sets
+ * it under the mutex). */
+int pager_fatal_rc(ut_pager *p)
+{
+	int rc = p->pager_fatal_rc ? p->pager_fatal_rc : UT_EFATAL;
+
+	if (p->fatal_detail[0])
+		ut_set_errdetail("%s", p->fatal_detail);
+	p->pager_fatal_rc = 0;
+	return rc;
+}
+
+/* Write frames fs[0..n) through the strategy; they become clean.  Used
+ * where the caller itself must see the pages written (a log-less sync
+ * commit); everything else goes through pager_clean_batch. */
+int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
+{
+	uint64_t maxlsn = 0;
+	int rc;
+
+	if (fatal_now(p))
+		return UT_EFATAL;
+	if ((rc = ensure_fpages(p, n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l = ut_page_lsn(fs[i]->pg.data);
+		if (l > maxlsn)
+			maxlsn = l;
+	}
+	if ((rc = pager_wal_rule(p, maxlsn, flags)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		ut_page_seal(fs[i]->pg.data);
+		p->fpages[i].pgno = fs[i]->pg.pgno;
+		p->fpages[i].buf = fs[i]->pg.data;
+	}
+	rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
+	if (rc) {
+		pager_note_fatal(p, rc);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++)
+		fs[i]->dirty = 0;
+	return UT_OK;
+}
+
+/* ---- the page cleaner ------------------------------------------------- */
+
+/* Above this many dirty frames the cleaner flushes in the background. */
+size_t pager_dirty_high(const ut_pager *p)
+{
+	return p->maxframes / 2;
+}
+
+/* The cleaner writes cur, the last committed version, so a page the
+ * running transaction changed is flushable too: no-steal holds by
+ * construction (the private copy never reaches the file before commit). */
+static int flushable(const ut_pager *p, const struct frame *f)
+{
+	/* (but redo changes cur in place: not before its transaction ends) */
+	return f->valid && f->dirty && !f->flushing && f != p->meta &&
+	       !(p->recovering && f->txn);
+}
+
+/* A frame the pending checkpoint needs and may write now. */
+static int ckpt_flushable(const ut_pager *p, const struct frame *f)
+{
+	return f->ckpt && flushable(p, f);
+}
+
+/* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
+ * needs, with ckpt_only), in clock order from the eviction hand: the
+ * frames eviction reaches next are cleaned first. */
+static size_t pick_batch(ut_pager *p, int ckpt_only)
+{
+	size_t n = 0, at = p->hand < p->nframes ? p->hand : 0;
+
+	for (size_t i = 0; i < p->nframes && n < CLEAN_BATCH;
+	     i++, at = (at + 1) % p->nframes) {
+		struct frame *f = p->frames[at];
+
+		if (ckpt_only ? ckpt_flushable(p, f) : flushable(p, f))
+			p->snapf[n++] = f;
+	}
+	return n;
+}
+
+static int by_pgno(const void *a, const void *b)
+{
+	uint32_t x = ((const ut_flush_page *)a)->pgno;
+	uint32_t y = ((const ut_flush_page *)b)->pgno;
+
+	return x < y ? -1 : x > y;
+}
+
+static int snap_alloc(ut_pager *p)
+{
+	if (p->snap)
+		return UT_OK;
+	if (ensure_fpages(p, CLEAN_BATCH))
+		return UT_ENOMEM;
+	p->snap = ut_io_alloc((size_t)CLEAN_BATCH * UT_PAGE_SIZE);
+	return p->snap ? UT_OK : UT_ENOMEM;
+}
+
+/* Write one batch of dirty frames through the strategy.  The pages are
+ * copied first, so the writer may change a frame while its copy is being
+ * written: a frame becomes clean only if it was not written to since
+ * (wgen).  With drop_lock (the cleaner thread, holding flush_mu) the pool
+ * mutex is released during the I/O; inline, the caller keeps it.  *done =
+ * pages written (0: nothing to flush).  Called with p->mu held. */
+int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
+{
+	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
+	uint64_t maxlsn = 0, req = p->ckpt_req;
+	size_t n;
+	int rc;
+
+	*done = 0;
+	if (fatal_now(p))
+		return pager_fatal_rc(p);
+	if ((rc = snap_alloc(p)))
+		return rc;
+	n = pick_batch(p, ckpt_only);
+	if (!n)
+		return UT_OK;
+	for (size_t i = 0; i < n; i++) {
+		struct frame *f = p->snapf[i];
+		uint8_t *copy = p->snap + i * (size_t)UT_PAGE_SIZE;
+
+		memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
+		p->snapgen[i] = f->wgen;
+		f->flushing = 1;
+		if (ut_page_lsn(copy) > maxlsn)
+			maxlsn = ut_page_lsn(copy);
+		p->fpages[i].pgno = f->pg.pgno;
+		p->fpages[i].buf = copy;
+	}
+	if (drop_lock) {
+		pthread_mutex_unlock(&p->mu);
+		if (p->batch_hook)
+			p->batch_hook(p->batch_hook_ctx);
+	}
+	rc = pager_wal_rule(p, maxlsn, flags);
+	if (rc == UT_OK) {
+		for (size_t i = 0; i < n; i++)
+			ut_page_seal((uint8_t *)p->fpages[i].buf);
+		qsort(p->fpages, n, sizeof(*p->fpages), by_pgno);
+		rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
+	}
+	if (drop_lock)
+		pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct frame *f = p->snapf[i];
+
+		f->flushing = 0;
+		if (rc != UT_OK)
+			continue;
+		if (f->wgen == p->snapgen[i]) {
+			f->dirty = 0;
+			f->ckpt = 0;
+		} else if (req == p->ckpt_req) {
+			/* changed since the copy, but the copy is newer than
+			 * the checkpoint's start: the checkpoint has its page */
+			f->ckpt = 0;
+		}
+	}
+	p->batches++;
+	if (rc)
+		pager_note_fatal(p, rc);
+	*done = n;
+	pthread_cond_broadcast(&p->done_cv);
+	return rc;
+}
+
+static size_t count_dirty(const ut_pager *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nframes; i++)
+		n += flushable(p, p->frames[i]);
+	return n;
+}
+
+static int cleaner_has_work(const ut_pager *p)
+{
+	if (fatal_now(p) || p->cleaner_stop)
+		return 0;
+	return p->waiters || p->ckpt_pending ||
+	       p->ndirty_est > pager_dirty_high(p);
+}
+
+/* One unit of the cleaner's work: a batch of the pending checkpoint, or
+ * its end; else a batch for a waiting thread or over the dirty mark.  The
+ * checkpoint goes first: under steady eviction pressure it would otherwise
+ * never end, and until it does the log cannot be reclaimed and, with
+ * sync=0, no batch may skip the protection copy.  Its batches free frames
+ * as well.  flush_mu and p->mu held. */
+static void cleaner_step(ut_pager *p)
+{
+	size_t n, dirty = count_dirty(p);
+	int pressed = p->waiters || dirty > pager_dirty_high(p);
+
+	p->ndirty_est = dirty;
+	if (p->ckpt_pending) {
+		/* every frame it needs is flushable (the cleaner writes the
+		 * committed version of a page in a transaction too) */
+		if (pager_clean_batch(p, 1, 1, &n) == UT_OK && !n)
+			pager_finish_checkpoint(p, 1);
+		return;
+	}
+	if (pressed && pager_clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
+		/* nothing flushable: let waiters look again */
+		p->batches++;
+		p->ndirty_est = 0;
+		pthread_cond_broadcast(&p->done_cv);
+	}
+}
+
+static void *cleaner_main(void *arg)
+{
+	ut_pager *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->cleaner_stop) {
+		if (!cleaner_has_work(p)) {
+			pthread_cond_wait(&p->work_cv, &p->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_lock(&p->flush_mu);
+		pthread_mutex_lock(&p->mu);
+		cleaner_step(p);
+		pthread_mutex_unlock(&p->flush_mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Is there (or can there now be) a cleaner thread?  Never during redo
+ * (the log hooks are off and redo runs without the pool mutex), for a
+ * read-only handle, or when the caller asked for inline flushing.
+ * p->mu held. */
+int pager_cleaner_usable(ut_pager *p)
+{
+	if (p->cleaner_running)
+		return 1;
+	if (p->cleaner_inline || p->recovering || p->readonly || fatal_now(p))
+		return 0;
+	if (snap_alloc(p))
+		return 0;
+	p->cleaner_stop = 0;
+	if (pthread_create(&p->cleaner, NULL, cleaner_main, p)) {
+		p->cleaner_inline = 1; /* no thread to be had: flush inline */
+		return 0;
+	}
+	p->cleaner_running = 1;
+	return 1;
+}
+
+void pager_stop_cleaner(ut_pager *p)
+{
+	if (!p->cleaner_running)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->cleaner_stop = 1;
+	pthread_cond_broadcast(&p->work_cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->cleaner, NULL);
+	p->cleaner_running = 0;
+}
+
+/* No frame is clean and evictable: have some written.  With the cleaner
+ * thread, wait for its next batch (the pool mutex is released meanwhile);
+ * inline, write a batch here.  p->mu held. */
+int pager_make_clean(ut_pager *p)
+{
+	size_t n;
+
+	if (pager_cleaner_usable(p)) {
+		uint64_t b = p->batches;
+
+		p->waiters++;
+		p->frame_waits++;
+		pthread_cond_signal(&p->work_cv);
+		while (p->batches == b && !fatal_now(p))
+			pthread_cond_wait(&p->done_cv, &p->mu);
+		p->waiters--;
+		return fatal_now(p) ? pager_fatal_rc(p) : UT_OK;
+	}
+	return pager_clean_batch(p, 0, 0, &n);
+}
+
+void ut_pager_set_batch_hook(ut_pager *p, void (*hook)(void *), void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	p->batch_hook = hook;
+	p->batch_hook_ctx = ctx;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoints,
+			    uint64_t *waits)
+{
+	pthread_mutex_lock(&p->mu);
+	*batches = p->batches;
+	*checkpoints = p->checkpoints;
+	*waits = p->frame_waits;
+	pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,369 @@
+/*
+ * engine/journal.c - the write transaction: private copies, allocation
+ * and the free list, commit and rollback.
+ *
+ * Contract (pager.h, "Versions", "Commit"): the writer's first change to a
+ * page gives it a private copy; rollback drops the copies; commit logs
+ * them (the log hook runs without p->mu), stamps the commit LSN, and
+ * publishes them all as the pages' new committed versions under p->mu.
+ * Everything here is called by the single writer.
+ */
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pager_int.h"
+
+int pager_tx_add(ut_pager *p, struct frame *f)
+{
+	if (p->ntx == p->captx) {
+		size_t c = p->captx ? p->captx * 2 : 64;
+		struct frame **nt = realloc(p->tx, c * sizeof(*nt));
+		if (!nt)
+			return UT_ENOMEM;
+		p->tx = nt;
+		p->captx = c;
+	}
+	p->tx[p->ntx++] = f;
+	return UT_OK;
+}
+
+/* The writer's first change to f in the transaction: it gets a private
+ * copy to change; cur stays the committed version for readers, the
+ * cleaner and the log's pre-image. */
+static int write_locked(ut_pager *p, struct frame *f)
+{
+	uint8_t *copy;
+
+	if (f->txn)
+		return UT_OK;
+	if (!p->in_txn)
+		return UT_EINVAL;
+	assert(f->valid && f->cur && f->pg.data == f->cur->pg.data);
+	copy = pager_buf_get(p);
+	if (!copy)
+		return UT_ENOMEM;
+	if (pager_tx_add(p, f)) {
+		pager_buf_put(p, copy);
+		return UT_ENOMEM;
+	}
+	memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
+	f->pg.data = copy;
+	f->touched = 0;
+	f->txn = 1;
+	p->preout++;
+	if (p->nframes + pre_charged(p) > p->maxframes && p->nframes > 1)
+		pager_drop_one(p);
+	return UT_OK;
+}
+
+int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
+{
+	struct frame *f = (struct frame *)pg;
+	int rc;
+
+	*touched = f->cur ? &f->touched : NULL;
+	if (f->txn)
+		return UT_OK;
+	if (fatal_now(p))
+		return UT_EFATAL;
+	pthread_mutex_lock(&p->mu);
+	rc = write_locked(p, f);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+int ut_pager_write(ut_pager *p, ut_pg *pg)
+{
+	uint64_t *touched;
+	int rc = ut_pager_write_tracked(p, pg, &touched);
+
+	if (!rc && touched)
+		*touched = ~0ull;
+	return rc;
+}
+
+static int meta_write(ut_pager *p)
+{
+	return ut_pager_write(p, &p->meta->pg);
+}
+
+int ut_pager_set_root(ut_pager *p, uint32_t root)
+{
+	int rc = meta_write(p);
+
+	if (!rc)
+		ut_st32(p->meta->pg.data + UT_META_ROOT, root);
+	return rc;
+}
+
+int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
+{
+	uint32_t head = meta32(p, UT_META_FREEHEAD);
+	struct frame *f;
+	ut_pg *pg;
+	int rc;
+
+	if ((rc = meta_write(p)))
+		return rc;
+	if (head) {
+		if ((rc = ut_pager_get(p, head, &pg)))
+			return rc;
+		if (ut_page_type(pg->data) != UT_PT_FREE) {
+			ut_set_errdetail("%s: page %u: on the free list but of type %d",
+					 p->path, head, ut_page_type(pg->data));
+			ut_pager_release(p, pg);
+			return UT_ECORRUPT;
+		}
+		if ((rc = ut_pager_write(p, pg))) {
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, ut_page_right(pg->data));
+		ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
+			meta32(p, UT_META_FREECOUNT) - 1);
+		ut_page_init(pg->data, head, type);
+		*out = pg;
+		return UT_OK;
+	}
+	uint32_t pgno = meta32(p, UT_META_PAGECOUNT);
+	if (pgno == UINT32_MAX) {
+		ut_set_errdetail("%s: database full (2^32 pages)", p->path);
+		return UT_ENOSPC;
+	}
+	pthread_mutex_lock(&p->mu);
+	rc = pager_get_frame(p, &f);
+	if (!rc && (rc = pager_tx_add(p, f)))
+		f->valid = 0;
+	if (rc) {
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+	ut_page_init(f->pg.data, pgno, type);
+	f->pg.pgno = pgno;
+	f->cur = NULL; /* new to the file: the frame's buffer is the copy */
+	f->touched = ~0ull;
+	f->valid = 1;
+	f->txn = 1;
+	f->dirty = 0;
+	f->pin = 1;
+	f->ref = 1;
+	pager_hinsert(p, f);
+	pthread_mutex_unlock(&p->mu);
+	ut_st32(p->meta->pg.data + UT_META_PAGECOUNT, pgno + 1);
+	*out = &f->pg;
+	return UT_OK;
+}
+
+int ut_pager_free(ut_pager *p, ut_pg *pg)
+{
+	int rc;
+
+	if ((rc = meta_write(p)) || (rc = ut_pager_write(p, pg))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	ut_page_init(pg->data, pg->pgno, UT_PT_FREE);
+	ut_page_set_right(pg->data, meta32(p, UT_META_FREEHEAD));
+	ut_st32(p->meta->pg.data + UT_META_FREEHEAD, pg->pgno);
+	ut_st32(p->meta->pg.data + UT_META_FREECOUNT, meta32(p, UT_META_FREECOUNT) + 1);
+	ut_pager_release(p, pg);
+	return UT_OK;
+}
+
+int ut_pager_begin(ut_pager *p)
+{
+	if (p->readonly) {
+		ut_set_errdetail("%s: opened read-only", p->path);
+		return UT_EREADONLY;
+	}
+	if (fatal_now(p)) {
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		rc = pager_fatal_rc(p);
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+	if (p->in_txn)
+		return UT_EBUSY;
+	/* (readers' evictions look at ntx) */
+	pthread_mutex_lock(&p->mu);
+	p->in_txn = 1;
+	p->ntx = 0;
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
+}
+
+/* The transaction is over: wake the cleaner for what it dirtied, and
+ * give back frames past the bound.  p->mu held. */
+static void end_txn(ut_pager *p)
+{
+	if (p->cleaner_running) {
+		p->ndirty_est += p->ntx;
+		if (p->ndirty_est > pager_dirty_high(p))
+			pthread_cond_signal(&p->work_cv);
+	}
+	p->ntx = 0;
+	p->in_txn = 0;
+	pager_shrink(p);
+}
+
+/* Rollback drops the private copies: cur never changed. */
+static void discard_txn(ut_pager *p)
+{
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		f->txn = 0;
+		if (f->cur) {
+			pager_buf_put(p, f->pg.data);
+			f->pg.data = f->cur->pg.data;
+			p->preout--;
+		} else {
+			f->pin = 0; /* new to the file: no page to go back to */
+			pager_frame_forget(p, f);
+		}
+	}
+	end_txn(p);
+}
+
+/* Commit at lsn: each private copy becomes its page's committed version
+ * (nv[i], allocated beforehand so this cannot fail), and the version it
+ * replaces is kept for older snapshots or freed.  Readers see all of the
+ * transaction or none of it: they choose versions under p->mu.  With
+ * written (a log-less sync commit) the new versions are on disk already. */
+static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written)
+{
+	p->lsn = lsn;
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		nv[i]->pg.data = f->pg.data;
+		nv[i]->pg.pgno = f->pg.pgno;
+		if (f->cur) {
+			pager_retire(p, f->cur, lsn);
+			p->preout--;
+		}
+		f->cur = nv[i];
+		f->dirty = !written;
+		f->wgen++;
+		f->txn = 0;
+	}
+	end_txn(p);
+}
+
+void ut_pager_rollback(ut_pager *p)
+{
+	if (!p->in_txn)
+		return;
+	pthread_mutex_lock(&p->mu);
+	discard_txn(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+#ifdef UT_CHECK_TOUCHED
+/* A tracked writer that changed a byte it did not record would leave that
+ * change out of the log: stop the (test) program at once. */
+static void check_touched(const struct frame *f)
+{
+	const uint8_t *pre = f->cur ? f->cur->pg.data : NULL;
+
+	for (unsigned i = 0; pre && i < UT_PAGE_SIZE; i++) {
+		int stamped = i < 4 || (i >= 8 && i < 16); /* crc, lsn */
+
+		if (!stamped && !(f->touched >> (i / UT_TOUCH_BLOCK) & 1) &&
+		    pre[i] != f->pg.data[i]) {
+			fprintf(stderr, "untorn: page %u: byte %u changed outside "
+				"the blocks its writer recorded\n", f->pg.pgno, i);
+			abort();
+		}
+	}
+}
+#else
+static void check_touched(const struct frame *f) { (void)f; }
+#endif
+
+/* A committed version for each page of the transaction, allocated before
+ * the commit is logged so that publishing cannot fail. */
+static struct pver **new_versions(size_t n)
+{
+	struct pver **nv = calloc(n, sizeof(*nv));
+
+	for (size_t i = 0; nv && i < n; i++) {
+		if (!(nv[i] = pager_pver_new(NULL, 0))) {
+			while (i--)
+				free(nv[i]);
+			free(nv);
+			return NULL;
+		}
+	}
+	return nv;
+}
+
+/* The log hook runs without the pool mutex: the private copies are the
+ * writer's and the committed versions never change, so readers and the
+ * cleaner go on while the commit's records are appended. */
+static int log_txn(ut_pager *p, int sync, uint64_t *lsn)
+{
+	ut_log_page *lp = realloc(p->logpages, p->ntx * sizeof(*lp));
+
+	if (!lp)
+		return UT_ENOMEM;
+	p->logpages = lp;
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+
+		lp[i].pgno = f->pg.pgno;
+		lp[i].pre = f->cur ? f->cur->pg.data : NULL;
+		lp[i].post = f->pg.data;
+		lp[i].touched = f->touched;
+		check_touched(f);
+	}
+	/* The hook appends; durability (sync) is the caller's business
+	 * outside the writer lock (group commit). */
+	return p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, lsn);
+}
+
+int ut_pager_commit(ut_pager *p, int sync)
+{
+	int sync_flush = sync && !p->hooks.log_commit;
+	struct pver **nv = NULL;
+	uint64_t lsn = p->lsn + 1;
+	int rc = UT_OK;
+
+	if (!p->in_txn)
+		return UT_EINVAL;
+	if (p->ntx && !(nv = new_versions(p->ntx)))
+		rc = UT_ENOMEM;
+	if (rc == UT_OK && p->ntx && p->hooks.log_commit)
+		rc = log_txn(p, sync, &lsn);
+	for (size_t i = 0; rc == UT_OK && i < p->ntx; i++)
+		ut_page_set_lsn(p->tx[i]->pg.data, lsn);
+	/* A log-less sync commit writes pages itself (flush_mu whether or
+	 * not a cleaner runs yet: a reader may start one at any moment): no
+	 * cleaner batch may be in flight meanwhile (it could land an older
+	 * copy after it).  Not crash-atomic across pages: the log makes
+	 * commits so. */
+	if (sync_flush)
+		pthread_mutex_lock(&p->flush_mu);
+	pthread_mutex_lock(&p->mu);
+	if (rc == UT_OK && p->ntx && sync_flush)
+		rc = pager_flush_frames(p, p->tx, p->ntx, UT_FLUSH_DURABLE);
+	if (rc == UT_OK && p->ntx) {
+		publish_txn(p, lsn, nv, sync_flush);
+	} else if (rc == UT_OK) {
+		end_txn(p);
+	} else {
+		for (size_t i = 0; nv && i < p->ntx; i++)
+			free(nv[i]);
+		discard_txn(p);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (sync_flush)
+		pthread_mutex_unlock(&p->flush_mu);
+	free(nv);
+	return rc;
+}

@@ -1,0 +1,215 @@
+/*
+ * engine/pager_int.h - the pager's internals, shared by its files (pool.c,
+ * version.c, journal.c, cleaner.c, checkpoint.c, redo.c, pager.c) and by
+ * nothing else: the handle, frames and versions, and the functions one of
+ * those files offers the others.  Locking: p->mu guards every field
+ * below but those the single writer owns (tx, ntx outside the pool's
+ * reading of them, logpages) and the atomics (fatal, poisoned).
+ */
+#ifndef UT_PAGER_INT_H
+#define UT_PAGER_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "pager.h"
+
+#define VBUCKETS 4096u /* version store hash buckets (a power of two) */
+#define EVICT_BATCH 64
+/* Pages per page-cleaner batch: one strategy call, so one double-write
+ * copy write and sync for up to this many pages (InnoDB's
+ * innodb_doublewrite_pages gained most going to 128). */
+#define CLEAN_BATCH 128
+#define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
+#define SLAB_PAGES 64 /* page buffers per mmap'd slab */
+/* Pre-images beyond this many count against the cache bound (evicting
+ * clean frames); up to it they ride on top of it.  24 MiB keeps resident
+ * memory within cache_bytes + 32 MiB for ordinary transactions without
+ * shrinking the cache for them. */
+#define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
+
+/* A committed version of a page.  Its data never changes once published
+ * (but for the CRC a flush seals in place), so readers use it without a
+ * lock.  It is owned by its frame while current, then by the version
+ * store while a snapshot may need it, and freed when neither owns it and no
+ * reader pins it. */
+struct pver {
+	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
+	uint32_t refs;  /* readers' pins */
+	uint8_t owned;  /* current in a frame, or kept in the version store */
+	uint64_t until; /* kept: LSN of the commit that replaced it */
+	struct pver *hnext; /* kept: store bucket chain, newest first */
+	struct pver *qnext; /* kept: retirement order (until ascending) */
+};
+
+/* A page in the pool.  pg is the writer's view: outside the write
+ * transaction pg.data is cur's data; inside it a private copy the writer
+ * changes (cur, the last committed version, stays what readers see and
+ * what the cleaner writes). */
+struct frame {
+	ut_pg pg; /* first: a ut_pg * is a struct frame * */
+	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
+	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
+	struct frame *hnext;
+	uint32_t pin;
+	uint32_t wgen; /* bumped when a commit replaces cur */
+	uint8_t valid, txn, ref;
+	uint8_t dirty;    /* cur differs from the data file */
+	uint8_t loading;  /* being read from the file (pinned meanwhile) */
+	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
+	uint8_t ckpt;     /* dirty when the pending checkpoint began */
+};
+
+struct ut_pager {
+	ut_vfs *vfs;
+	ut_file *file;  /* direct (where allowed), locked */
+	ut_file *rfile; /* buffered: page reads (== file when no O_DIRECT) */
+	ut_file *wfile; /* page writes: file when atomic, else rfile */
+	int lazy;       /* sync=0: evictions write UT_FLUSH_LAZY */
+	char *path;
+	ut_flusher *fl;
+	ut_io_counters ctr;
+	ut_log_hooks hooks;
+	pthread_mutex_t mu;
+
+	struct frame **frames;
+	size_t nframes, capframes, maxframes, hand;
+	struct frame **buckets;
+	size_t nbuckets; /* power of two */
+	struct frame *meta;
+
+	int in_txn;
+	struct frame **tx;
+	size_t ntx, captx;
+	uint8_t **pool; /* spare page buffers (frames and pre-images share them) */
+	size_t npool, cappool;
+	size_t nresident; /* buffers in the pool whose memory is resident */
+	void **slabs;
+	size_t nslabs;
+	size_t preout; /* pre-images held by the transaction */
+	ut_log_page *logpages;
+	ut_flush_page *fpages;
+	size_t capfpages;
+
+	uint64_t lsn, durable_lsn, written_lsn;
+	int fatal;
+	int poisoned;   /* cached state may be uncommitted: refuse reads too */
+	int recovering; /* redo in progress: no WAL rule (log already durable) */
+	int closing;    /* the final checkpoint marks the header clean */
+	int readonly;   /* cfg->readonly: no file is written, none created */
+	/* Pages the header vouched for at open (the last checkpoint's page
+	 * count).  A page at or past it was allocated after that checkpoint:
+	 * all of it is in the log, so a partial one (a torn extension, e.g.
+	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
+	uint32_t durable_pages;
+	int dw_existed; /* PATH "-dw" existed before this open */
+	int page1_untorn; /* page 1 in the file passes its checksum */
+	int created;    /* the data file was empty: initialised by this open */
+	uint32_t last_mode, last_clean; /* header as found at open */
+
+	/* The page cleaner (see pager.h).  flush_mu serializes strategy calls
+	 * once the thread runs and is always taken before mu. */
+	int cleaner_inline;   /* cfg: never start the thread */
+	int cleaner_running;  /* the thread exists */
+	int cleaner_stop;
+	pthread_t cleaner;
+	pthread_mutex_t flush_mu;
+	pthread_cond_t work_cv;  /* the cleaner waits here for work */
+	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
+	unsigned waiters;        /* threads waiting for a clean frame */
+	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
+	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
+	struct frame *snapf[CLEAN_BATCH];
+	uint32_t snapgen[CLEAN_BATCH];
+	uint64_t batches;        /* cleaner batches written */
+	uint64_t frame_waits;    /* times a thread waited for the cleaner */
+	void (*batch_hook)(void *); /* tests: between copy and write */
+	void *batch_hook_ctx;
+	char fatal_detail[256];  /* why a cleaner write failed */
+	/* Checkpoint: requested (header image taken, dirty frames marked
+	 * ckpt), then run by the cleaner or the caller. */
+	int ckpt_pending;
+	uint64_t ckpt_redo, ckpt_req, ckpt_done, checkpoints;
+	uint32_t ckpt_meta_gen;
+	int ckpt_rc;
+	int ckpt_write_hdr;   /* the header image differs from the disk's */
+	int pager_fatal_rc;         /* the error that made the handle fatal */
+	uint8_t *ckpt_hdr;
+	/* The header's checkpoint fields (UT_META_CKPT_LSN up to the end of
+	 * UT_META_CLEAN) as the data file has them.  Kept here, not in page
+	 * 0's frame, so that no version of page 0 ever changes after it is
+	 * published. */
+	uint8_t hdr_ckpt[UT_META_CLEAN + 4 - UT_META_CKPT_LSN];
+
+	/* Snapshots (see pager.h): live readers oldest first, and the
+	 * versions kept for them, by page (vbuckets) and in the order they
+	 * were replaced (vhead..vtail). */
+	ut_snap *snap_head, *snap_tail;
+	struct pver **vbuckets;
+	struct pver *vhead, *vtail;
+	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
+	uint64_t kept_dropped;   /* versions dropped for the budget */
+	uint64_t lost_below;     /* snapshots older than this lost a version */
+	pthread_cond_t load_cv;  /* a page finished loading */
+};
+
+/* Read without the pool mutex by writers' fast paths; set by whoever saw
+ * a write fail, the cleaner thread included. */
+static inline int fatal_now(const ut_pager *p)
+{
+	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t pre_charged(const ut_pager *p)
+{
+	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+}
+
+static inline uint32_t meta32(ut_pager *p, int off)
+{
+	return ut_ld32(p->meta->pg.data + off);
+}
+
+static inline uint64_t hdr_field64(const ut_pager *p, int off)
+{
+	return ut_ld64(p->hdr_ckpt + off - UT_META_CKPT_LSN);
+}
+
+/* pool.c */
+struct frame *pager_hfind(ut_pager *p, uint32_t pgno);
+void pager_hinsert(ut_pager *p, struct frame *f);
+uint8_t *pager_buf_get(ut_pager *p);
+void pager_buf_put(ut_pager *p, uint8_t *b);
+struct frame *pager_new_frame(ut_pager *p);
+void pager_frame_forget(ut_pager *p, struct frame *f);
+int pager_get_frame(ut_pager *p, struct frame **out);
+void pager_drop_one(ut_pager *p);
+void pager_shrink(ut_pager *p);
+
+/* version.c */
+struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
+void pager_kept_pop(ut_pager *p);
+void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
+int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
+
+/* cleaner.c */
+int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);
+void pager_note_fatal(ut_pager *p, int rc);
+int pager_fatal_rc(ut_pager *p);
+int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
+size_t pager_dirty_high(const ut_pager *p);
+int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);
+int pager_cleaner_usable(ut_pager *p);
+void pager_stop_cleaner(ut_pager *p);
+int pager_make_clean(ut_pager *p);
+
+/* checkpoint.c */
+int pager_finish_checkpoint(ut_pager *p, int drop_lock);
+
+/* journal.c */
+int pager_tx_add(ut_pager *p, struct frame *f);
+
+/* pager.c */
+int pager_dw_name(const char *path, char **out);
+
+#endif /* UT_PAGER_INT_H */

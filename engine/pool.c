@@ -1,0 +1,485 @@
+/*
+ * engine/pool.c - the pager's frame pool: page buffers, the page table,
+ * frames, eviction, and getting and releasing pages.
+ *
+ * Contract (pager.h, "Buffer pool" and "Thread safety"): a page is found
+ * through the page table under p->mu; a miss takes a frame (a clean,
+ * unpinned one by clock sweep, or a new one within the bound, or past it
+ * when nothing is evictable), marks it loading and reads the page without
+ * the mutex.  The writer gets the frame itself; a reader gets the version
+ * its snapshot sees (version.c).  Frames a reader pins (through a version)
+ * or the writer pins or has in its transaction are never evicted.
+ */
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pager_int.h"
+
+static inline size_t hslot(ut_pager *p, uint32_t pgno)
+{
+	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
+}
+
+struct frame *pager_hfind(ut_pager *p, uint32_t pgno)
+{
+	struct frame *f = p->buckets[hslot(p, pgno)];
+
+	while (f && f->pg.pgno != pgno)
+		f = f->hnext;
+	return f;
+}
+
+void pager_hinsert(ut_pager *p, struct frame *f)
+{
+	size_t s = hslot(p, f->pg.pgno);
+
+	f->hnext = p->buckets[s];
+	p->buckets[s] = f;
+}
+
+static void hremove(ut_pager *p, struct frame *f)
+{
+	struct frame **pp = &p->buckets[hslot(p, f->pg.pgno)];
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+	f->hnext = NULL;
+}
+
+static int hgrow(ut_pager *p)
+{
+	size_t n = p->nbuckets * 2;
+	struct frame **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return UT_ENOMEM;
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		struct frame *f = p->buckets[i], *next;
+		for (; f; f = next) {
+			next = f->hnext;
+			size_t s = (size_t)(f->pg.pgno * 2654435761u) & (n - 1);
+			f->hnext = nb[s];
+			nb[s] = f;
+		}
+	}
+	free(p->buckets);
+	p->buckets = nb;
+	p->nbuckets = n;
+	return UT_OK;
+}
+
+/* Page buffers: frames and pre-images draw from one pool of 16 KiB
+ * buffers in mmap'd slabs (page-aligned, no allocator overhead), so memory
+ * is reused instead of fragmenting the heap.  A slab is made only when the
+ * pool is empty, for buffers about to be used, so it is populated at once:
+ * one call instead of a page fault per 4 KiB (8% of a bulk load).
+ * Resident memory is bounded by frames + pre-images + resident spares <=
+ * the bound + PRE_SLACK + POOL_SLACK (+ one slab's spares): a buffer
+ * returned beyond that is given back to the kernel with MADV_DONTNEED (it
+ * stays in the pool; touching it again faults in a zero page).  A
+ * transaction's pre-images, returned at its end, stay resident as spares
+ * for the next one: no fault storm per transaction, and no more memory
+ * than the transaction itself held. */
+static int pool_push(ut_pager *p, uint8_t *b)
+{
+	if (p->npool == p->cappool) {
+		size_t c = p->cappool ? p->cappool * 2 : SLAB_PAGES;
+		uint8_t **np = realloc(p->pool, c * sizeof(*np));
+		if (!np)
+			return UT_ENOMEM;
+		p->pool = np;
+		p->cappool = c;
+	}
+	p->pool[p->npool++] = b;
+	return UT_OK;
+}
+
+uint8_t *pager_buf_get(ut_pager *p)
+{
+	if (!p->npool) {
+		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		p->slabs = ns;
+		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
+				     PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				     -1, 0);
+		if (slab == MAP_FAILED)
+			return NULL;
+		p->slabs[p->nslabs++] = slab;
+		for (int i = SLAB_PAGES - 1; i >= 0; i--)
+			if (pool_push(p, slab + (size_t)i * UT_PAGE_SIZE))
+				return NULL;
+	}
+	if (p->nresident)
+		p->nresident--;
+	return p->pool[--p->npool];
+}
+
+void pager_buf_put(ut_pager *p, uint8_t *b)
+{
+	if (pool_push(p, b))
+		return; /* leaks one buffer into its slab until close */
+	if (p->nframes + p->preout + p->nresident <
+	    p->maxframes + PRE_SLACK + POOL_SLACK) {
+		p->nresident++;
+	} else {
+		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
+	}
+}
+
+size_t ut_pager_pinned(ut_pager *p)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nframes; i++)
+		n += p->frames[i]->valid && p->frames[i]->pin;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+struct frame *pager_new_frame(ut_pager *p)
+{
+	struct frame *f;
+
+	if (p->nframes == p->capframes) {
+		size_t c = p->capframes ? p->capframes * 2 : 64;
+		struct frame **nf = realloc(p->frames, c * sizeof(*nf));
+		if (!nf)
+			return NULL;
+		p->frames = nf;
+		p->capframes = c;
+	}
+	if (p->nframes >= p->nbuckets && hgrow(p))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->pg.data = pager_buf_get(p);
+	if (!f->pg.data) {
+		free(f);
+		return NULL;
+	}
+	p->frames[p->nframes++] = f;
+	return f;
+}
+
+/* One more frame, past the bound if need be. */
+static int grow(ut_pager *p, struct frame **out, size_t *idx)
+{
+	*out = pager_new_frame(p);
+	if (!*out)
+		return UT_ENOMEM;
+	*idx = p->nframes - 1;
+	return UT_OK;
+}
+
+/* Clock sweep for a clean frame nobody uses; 0 if there is none. */
+static int sweep(ut_pager *p, size_t *vidx)
+{
+	for (size_t step = 0; step < 2 * p->nframes + 1; step++) {
+		struct frame *f = p->frames[p->hand];
+		size_t at = p->hand;
+
+		p->hand = (p->hand + 1) % p->nframes;
+		if (!f->valid) {
+			*vidx = at;
+			return 1;
+		}
+		if (f->pin || f->txn || f->cur->refs)
+			continue;
+		if (f->ref) {
+			f->ref = 0;
+			continue;
+		}
+		if (!f->dirty) {
+			*vidx = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Could writing pages free a frame?  (A dirty frame that is neither
+ * pinned nor in the transaction, maybe being written right now.) */
+static int dirty_evictable(const ut_pager *p)
+{
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct frame *f = p->frames[i];
+
+		if (f->valid && f->dirty && !f->pin && !f->txn && f != p->meta)
+			return 1;
+	}
+	return 0;
+}
+
+/* Make a valid frame that no one pins invalid; its cur's buffer becomes the
+ * frame's spare buffer again. */
+void pager_frame_forget(ut_pager *p, struct frame *f)
+{
+	struct pver *v = f->cur;
+
+	assert(!f->pin && !f->txn && !f->loading && (!v || !v->refs));
+	hremove(p, f);
+	f->valid = 0;
+	f->dirty = 0;
+	f->ckpt = 0;
+	f->cur = NULL;
+	free(v);
+}
+
+/* A frame to load a page into (not in the hash, not valid), and its index
+ * in p->frames.  Frames plus the transaction's pre-images stay within the
+ * bound while anything is evictable: a clean frame is reused; when every
+ * candidate is dirty, pages are written first (pager_make_clean: the cleaner
+ * thread's next batch, or inline) unless !may_wait.  Called with p->mu
+ * held. */
+static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
+			 int may_wait)
+{
+	struct frame *victim;
+	size_t vidx;
+	int rc;
+
+	for (;;) {
+		/* Below the bound, or every frame but page 0 belongs to the
+		 * running transaction (nothing evictable): a new frame. */
+		if (p->nframes + pre_charged(p) < p->maxframes ||
+		    p->ntx + 1 >= p->nframes)
+			return grow(p, out, idx);
+		if (sweep(p, &vidx))
+			break;
+		if (!dirty_evictable(p))
+			return grow(p, out, idx); /* all pinned or in the txn */
+		if (!may_wait)
+			return UT_EBUSY;
+		if ((rc = pager_make_clean(p)))
+			return rc;
+	}
+	victim = p->frames[vidx];
+	if (victim->valid)
+		pager_frame_forget(p, victim);
+	*out = victim;
+	*idx = vidx;
+	return UT_OK;
+}
+
+int pager_get_frame(ut_pager *p, struct frame **out)
+{
+	size_t idx;
+
+	return get_frame_idx(p, out, &idx, 1);
+}
+
+/* Over the bound (pre-images count): free one clean evictable frame, if
+ * one is at hand without writing anything. */
+void pager_drop_one(ut_pager *p)
+{
+	struct frame *f;
+	size_t idx;
+
+	if (p->ntx + 1 >= p->nframes || get_frame_idx(p, &f, &idx, 0))
+		return;
+	p->frames[idx] = p->frames[--p->nframes];
+	if (p->hand >= p->nframes)
+		p->hand = 0;
+	pager_buf_put(p, f->pg.data);
+	free(f);
+}
+
+/* Called without the pool mutex (the caller counts the read). */
+static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
+{
+	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
+				 (uint64_t)pgno * UT_PAGE_SIZE);
+
+	if (n < 0)
+		return (int)n;
+	if (n != UT_PAGE_SIZE) {
+		ut_set_errdetail("%s: page %u: short read (%lld bytes): file truncated",
+				 p->path, pgno, (long long)n);
+		return UT_ECORRUPT;
+	}
+	return ut_page_verify(buf, pgno, p->path);
+}
+
+#define LOAD_RACED 1 /* another thread loaded the page meanwhile: look again */
+
+/* Load pgno into a frame.  The frame is in the hash, pinned and marked
+ * loading while the page is read without the pool mutex, so other threads
+ * go on (one that wants the same page waits for load_cv).  p->mu held;
+ * on success *out is valid with cur set and pinned once, for the caller.
+ * Getting a frame may wait for the cleaner (the mutex released): if the
+ * page was loaded meanwhile, LOAD_RACED, and the frame stays free -- two
+ * frames of one page would let the writer change one while the other,
+ * stale, is found later. */
+static int load(ut_pager *p, uint32_t pgno, struct frame **out)
+{
+	struct frame *f;
+	int rc;
+
+	if ((rc = pager_get_frame(p, &f)))
+		return rc;
+	if (pager_hfind(p, pgno))
+		return LOAD_RACED;
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	f->loading = 1;
+	f->dirty = f->txn = 0;
+	f->pin = 1;
+	f->ref = 1;
+	pager_hinsert(p, f);
+	pthread_mutex_unlock(&p->mu);
+	rc = read_page(p, pgno, f->pg.data);
+	pthread_mutex_lock(&p->mu);
+	p->ctr.page_reads++;
+	f->loading = 0;
+	pthread_cond_broadcast(&p->load_cv);
+	if (rc == UT_OK && !(f->cur = pager_pver_new(f->pg.data, pgno)))
+		rc = UT_ENOMEM;
+	if (rc) {
+		if (rc == UT_ECORRUPT)
+			p->ctr.corrupt_pages++;
+		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
+		f->pin = 0;
+		pager_frame_forget(p, f);
+		return rc;
+	}
+	*out = f;
+	return UT_OK;
+}
+
+int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
+{
+	struct frame *f;
+	struct pver *v;
+	uint32_t limit;
+	int rc;
+
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+		return UT_EFATAL;
+	pthread_mutex_lock(&p->mu);
+	limit = s ? s->npages : ut_pager_page_count(p);
+	for (;;) {
+		while ((f = pager_hfind(p, pgno)) && f->loading)
+			pthread_cond_wait(&p->load_cv, &p->mu);
+		if (f) {
+			f->pin++;
+			f->ref = 1;
+			break;
+		}
+		if (pgno == 0 || pgno >= limit) {
+			pthread_mutex_unlock(&p->mu);
+			ut_set_errdetail("%s: page %u: reference beyond the page "
+					 "count %u", p->path, pgno, limit);
+			return UT_ECORRUPT;
+		}
+		rc = load(p, pgno, &f);
+		if (rc == UT_OK)
+			break;
+		if (rc != LOAD_RACED) {
+			pthread_mutex_unlock(&p->mu);
+			return rc;
+		}
+	}
+	if (!s) {
+		pthread_mutex_unlock(&p->mu);
+		*out = &f->pg;
+		return UT_OK;
+	}
+	f->pin--;
+	rc = pager_version_for(p, s, f, &v);
+	if (rc == UT_OK)
+		v->refs++;
+	pthread_mutex_unlock(&p->mu);
+	if (rc == UT_OK)
+		*out = &v->pg;
+	return rc;
+}
+
+int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
+{
+	return ut_pager_get_at(p, NULL, pgno, out);
+}
+
+void ut_pager_release(ut_pager *p, ut_pg *pg)
+{
+	if (!pg)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (pg->snap) {
+		struct pver *v = (struct pver *)pg;
+
+		assert(v->refs);
+		if (!--v->refs && !v->owned) {
+			pager_buf_put(p, v->pg.data);
+			free(v);
+		}
+	} else {
+		struct frame *f = (struct frame *)pg;
+
+		assert(f->pin);
+		if (f->pin)
+			f->pin--;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Free frames beyond the bound once the transaction no longer pins them.
+ * Inline, dirty ones are written first; the cleaner thread cleans them in
+ * its own time, and a later pager_shrink frees them. */
+void pager_shrink(ut_pager *p)
+{
+	struct frame *batch[EVICT_BATCH];
+	size_t nb = 0;
+
+	if (p->nframes <= p->maxframes)
+		return;
+	for (size_t i = 0; i < p->nframes && !p->cleaner_running; i++) {
+		struct frame *f = p->frames[i];
+		if (f->valid && f->dirty && !f->pin && !f->txn)
+			batch[nb++] = f;
+		if (nb == EVICT_BATCH || (nb && i + 1 == p->nframes)) {
+			int rc = pager_flush_frames(p, batch, nb, 0);
+
+			if (rc) {
+				/* no caller to return it to: the next one */
+				p->pager_fatal_rc = rc;
+				return;
+			}
+			nb = 0;
+		}
+	}
+	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
+		struct frame *f = p->frames[i];
+		if (!f->valid || (!f->pin && !f->txn && !f->dirty && !f->cur->refs)) {
+			if (f->valid)
+				pager_frame_forget(p, f);
+			p->frames[i] = p->frames[--p->nframes];
+			pager_buf_put(p, f->pg.data);
+			free(f);
+		} else {
+			i++;
+		}
+	}
+	p->hand = 0;
+}
+
+size_t ut_pager_dirty_frames(ut_pager *p)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nframes; i++)
+		n += p->frames[i]->valid && p->frames[i]->dirty;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}

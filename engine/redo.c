@@ -1,0 +1,198 @@
+/*
+ * engine/redo.c - recovery's side of the pager: the highest page LSN in
+ * the files (evidence that the log reached that far) and redo of
+ * committed deltas.
+ *
+ * Contract (pager.h, "Redo"): redo runs at open, on one thread, before the
+ * handle exists for any other; deltas change the pages' frames in place
+ * and are stamped with their LSN when their transaction ends.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flush_doublewrite.h"
+#include "pager_int.h"
+
+/* Raise *max to the LSN of every page of f that passes its checksum: pages
+ * in place (off 0, stride one page) or double-write copies. */
+static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
+		      uint64_t count, uint8_t *buf, uint64_t *max, uint64_t *where)
+{
+	for (uint64_t i = 0; i < count; i++) {
+		int64_t n = ut_file_read(f, buf, UT_PAGE_SIZE, first + i * stride);
+
+		if (n < 0)
+			return (int)n;
+		if (n == UT_PAGE_SIZE && ut_page_checksum_ok(buf) &&
+		    ut_page_lsn(buf) > *max) {
+			*max = ut_page_lsn(buf);
+			*where = i;
+		}
+	}
+	return UT_OK;
+}
+
+int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
+{
+	uint8_t *buf = ut_io_alloc(UT_PAGE_SIZE);
+	uint64_t size, dmax = 0, dpg = 0, cmax = 0, cslot = 0;
+	ut_file *dw = NULL;
+	char *dwpath = NULL;
+	int rc;
+
+	*max = 0;
+	if (!buf)
+		return UT_ENOMEM;
+	rc = ut_file_size(p->rfile, &size);
+	if (rc == UT_OK)
+		rc = max_lsn_in(p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
+				&dmax, &dpg);
+	if (rc == UT_OK)
+		rc = pager_dw_name(p->path, &dwpath);
+	if (rc == UT_OK && p->vfs->exists(p->vfs, dwpath) == 1 &&
+	    p->vfs->open(p->vfs, dwpath, UT_OPEN_RDONLY, &dw) == UT_OK) {
+		if ((rc = ut_file_size(dw, &size)) == UT_OK && size > UT_DW_HDR) {
+			uint64_t slots = (size - UT_DW_HDR) / UT_DW_SLOT_BYTES;
+
+			rc = max_lsn_in(dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
+					UT_DW_SLOT_BYTES,
+					slots > UT_DW_SLOTS ? UT_DW_SLOTS : slots, buf,
+					&cmax, &cslot);
+		}
+		ut_file_close(dw);
+	}
+	if (rc == UT_OK && dmax >= cmax) {
+		*max = dmax;
+		snprintf(what, wn, "page %llu of %s", (unsigned long long)dpg,
+			 p->path);
+	} else if (rc == UT_OK) {
+		*max = cmax;
+		snprintf(what, wn, "the copy in slot %llu of %s",
+			 (unsigned long long)cslot, dwpath);
+	}
+	free(dwpath);
+	free(buf);
+	return rc;
+}
+ut_file *ut_pager_file(ut_pager *p) { return p->wfile; }
+const char *ut_pager_direct_note(ut_pager *p)
+{
+	if (p->wfile != p->file)
+		return "page writes go through the OS page cache (only atomic "
+		       "writes need O_DIRECT), made durable by fdatasync";
+	return ut_file_direct_note(p->file);
+}
+ut_file *ut_pager_read_file(ut_pager *p) { return p->rfile; }
+const char *ut_pager_protect_reason(ut_pager *p)
+{
+	return p->readonly ? "read-only open: no page writes (the mode is the "
+			     "one the database last ran in)" : p->fl->reason;
+}
+int ut_pager_readonly(ut_pager *p) { return p->readonly; }
+
+int ut_pager_redo_begin(ut_pager *p)
+{
+	if (p->in_txn)
+		return UT_EBUSY;
+	p->recovering = 1;
+	p->ntx = 0;
+	return UT_OK;
+}
+
+/* The transaction being replayed is complete: stamp its LSN on the pages it
+ * changed; they become ordinary dirty (evictable) frames. */
+static void redo_finish_txn(ut_pager *p)
+{
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+		ut_page_set_lsn(f->pg.data, p->lsn);
+		f->txn = 0;
+	}
+	p->ntx = 0;
+}
+
+/* The frame of pgno as the data file has it (a page beyond the end of the
+ * file, or never written -- all zeroes -- is a zero page, LSN 0).  p->mu held. */
+static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
+{
+	struct frame *f = pager_hfind(p, pgno);
+	int64_t n;
+	int rc;
+
+	if (f) {
+		*out = f;
+		return UT_OK;
+	}
+	if ((rc = pager_get_frame(p, &f)))
+		return rc;
+	n = ut_file_read(p->rfile, f->pg.data, UT_PAGE_SIZE,
+			 (uint64_t)pgno * UT_PAGE_SIZE);
+	if (n < 0)
+		return (int)n;
+	p->ctr.page_reads++;
+	if (n < (int64_t)UT_PAGE_SIZE && n > 0 && pgno >= p->durable_pages)
+		n = 0; /* a torn extension: redo rebuilds it whole */
+	if (n < (int64_t)UT_PAGE_SIZE)
+		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
+	if (!ut_page_is_zero(f->pg.data) &&
+	    (rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK) {
+		p->ctr.corrupt_pages++;
+		memset(f->pg.data, 0, UT_PAGE_SIZE);
+		return rc;
+	}
+	if (!(f->cur = pager_pver_new(f->pg.data, pgno)))
+		return UT_ENOMEM;
+	f->pg.pgno = pgno;
+	f->valid = 1;
+	f->dirty = f->txn = 0;
+	f->pin = 0;
+	f->ref = 1;
+	pager_hinsert(p, f);
+	*out = f;
+	return UT_OK;
+}
+
+int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
+		  uint32_t len, const void *data)
+{
+	struct frame *f = NULL;
+	int rc;
+
+	if (!p->recovering || off + (uint64_t)len > UT_PAGE_SIZE)
+		return UT_EINVAL;
+	/* No pool mutex: redo runs inside ut_wal_recover (under the log's
+	 * mutex) at open, before the handle exists for any other thread;
+	 * taking p->mu here would invert the p->mu -> log order of commit. */
+	if (lsn != p->lsn) {
+		redo_finish_txn(p);
+		if (lsn > p->lsn)
+			p->lsn = lsn;
+	}
+	rc = redo_get(p, pgno, &f);
+	if (rc)
+		goto out;
+	/* The page LSN is the one read from the file: deltas never cover the
+	 * LSN field, and the LSN is stamped only when the transaction ends. */
+	if (ut_page_lsn(f->pg.data) < lsn) {
+		if (!f->txn) {
+			if ((rc = pager_tx_add(p, f)))
+				goto out;
+			f->txn = 1;
+		}
+		memcpy(f->pg.data + off, data, len);
+		f->dirty = 1;
+	}
+out:
+	return rc;
+}
+
+int ut_pager_redo_end(ut_pager *p)
+{
+	pthread_mutex_lock(&p->mu);
+	redo_finish_txn(p);
+	p->recovering = 0;
+	pthread_mutex_unlock(&p->mu);
+	return UT_OK;
+}
