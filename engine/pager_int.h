@@ -35,12 +35,20 @@
  * reader pins it. */
 struct pver {
 	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
-	uint32_t refs;  /* readers' pins */
-	uint8_t owned;  /* current in a frame, or kept in the version store */
+	/* Readers' pins, plus one while owned (current in a frame, or kept
+	 * in the version store); whoever drops the last one frees it.
+	 * Atomic: a reader's release takes no lock. */
+	uint32_t refs;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
 	struct pver *qnext; /* kept: retirement order (until ascending) */
 };
+
+/* Readers pinning v, which its owner holds. */
+static inline uint32_t pver_readers(const struct pver *v)
+{
+	return __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE) - 1;
+}
 
 /* A page in the pool.  pg is the writer's view: outside the write
  * transaction pg.data is cur's data; inside it a private copy the writer

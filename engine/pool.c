@@ -194,7 +194,7 @@ static int sweep(ut_pager *p, size_t *vidx)
 			*vidx = at;
 			return 1;
 		}
-		if (f->pin || f->txn || f->cur->refs)
+		if (f->pin || f->txn || pver_readers(f->cur))
 			continue;
 		if (f->ref) {
 			f->ref = 0;
@@ -227,7 +227,7 @@ void pager_frame_forget(ut_pager *p, struct frame *f)
 {
 	struct pver *v = f->cur;
 
-	assert(!f->pin && !f->txn && !f->loading && (!v || !v->refs));
+	assert(!f->pin && !f->txn && !f->loading && (!v || !pver_readers(v)));
 	hremove(p, f);
 	f->valid = 0;
 	f->dirty = 0;
@@ -398,7 +398,7 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	f->pin--;
 	rc = pager_version_for(p, s, f, &v);
 	if (rc == UT_OK)
-		v->refs++;
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->mu);
 	if (rc == UT_OK)
 		*out = &v->pg;
@@ -414,22 +414,25 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 {
 	if (!pg)
 		return;
-	pthread_mutex_lock(&p->mu);
 	if (pg->snap) {
+		/* no lock unless this was the last pin of a version no one
+		 * owns any more */
 		struct pver *v = (struct pver *)pg;
 
-		assert(v->refs);
-		if (!--v->refs && !v->owned) {
+		if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
+			pthread_mutex_lock(&p->mu);
 			pager_buf_put(p, v->pg.data);
+			pthread_mutex_unlock(&p->mu);
 			free(v);
 		}
-	} else {
-		struct frame *f = (struct frame *)pg;
-
-		assert(f->pin);
-		if (f->pin)
-			f->pin--;
+		return;
 	}
+	struct frame *f = (struct frame *)pg;
+
+	pthread_mutex_lock(&p->mu);
+	assert(f->pin);
+	if (f->pin)
+		f->pin--;
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -460,7 +463,7 @@ void pager_shrink(ut_pager *p)
 	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
-		if (!f->valid || (!f->pin && !f->txn && !f->dirty && !f->cur->refs)) {
+		if (!f->valid || (!f->pin && !f->txn && !f->dirty && !pver_readers(f->cur))) {
 			if (f->valid)
 				pager_frame_forget(p, f);
 			p->frames[i] = p->frames[--p->nframes];

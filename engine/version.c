@@ -28,16 +28,16 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 		v->pg.data = data;
 		v->pg.pgno = pgno;
 		v->pg.snap = 1;
-		v->owned = 1;
+		v->refs = 1; /* the owner's */
 	}
 	return v;
 }
 
-/* Its owner lets v go: freed now, or by the last reader's release. */
+/* Its owner lets v go: freed now, or by the last reader's release.
+ * p->mu held. */
 static void pver_disown(ut_pager *p, struct pver *v)
 {
-	v->owned = 0;
-	if (!v->refs) {
+	if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
 		pager_buf_put(p, v->pg.data);
 		free(v);
 	}
