@@ -20,8 +20,8 @@
 #include "btree.h"
 #include "check.h"
 
-#define LEAF_HDR 7u
-#define INT_HDR 6u
+#define LEAF_HDR UT_LEAF_HDR
+#define INT_HDR UT_INT_HDR
 
 struct ck {
 	ut_pager *p;
