@@ -1552,15 +1552,22 @@ int ut_pager_redo_begin(ut_pager *p)
 }
 
 /* The transaction being replayed is complete: stamp its LSN on the pages it
- * changed; they become ordinary dirty (evictable) frames. */
-static void redo_finish_txn(ut_pager *p)
+ * changed; they become ordinary dirty (evictable) frames.  A log record
+ * whose checksum passes may still carry bytes that break a page: each page
+ * is checked whole (ut_page_check) as a page read from the file is. */
+static int redo_finish_txn(ut_pager *p)
 {
+	int rc = UT_OK;
+
 	for (size_t i = 0; i < p->ntx; i++) {
 		struct frame *f = p->tx[i];
 		ut_page_set_lsn(f->pg.data, p->lsn);
 		f->txn = 0;
+		if (rc == UT_OK)
+			rc = ut_page_check(f->pg.data, f->pg.pgno, p->path);
 	}
 	p->ntx = 0;
+	return rc;
 }
 
 static int all_zero(const uint8_t *b)
@@ -1623,7 +1630,8 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 	 * mutex) at open, before the handle exists for any other thread;
 	 * taking p->mu here would invert the p->mu -> log order of commit. */
 	if (lsn != p->lsn) {
-		redo_finish_txn(p);
+		if ((rc = redo_finish_txn(p)))
+			return rc;
 		if (lsn > p->lsn)
 			p->lsn = lsn;
 	}
@@ -1647,11 +1655,13 @@ out:
 
 int ut_pager_redo_end(ut_pager *p)
 {
+	int rc;
+
 	pthread_mutex_lock(&p->mu);
-	redo_finish_txn(p);
+	rc = redo_finish_txn(p);
 	p->recovering = 0;
 	pthread_mutex_unlock(&p->mu);
-	return UT_OK;
+	return rc;
 }
 
 static void pager_free_all(ut_pager *p)
