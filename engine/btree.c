@@ -2,6 +2,7 @@
  * engine/btree.c - B+tree search, insert with splits, delete with merges,
  * overflow chains and cursors (contract in btree.h).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,7 @@ static inline uint32_t child_at(uint8_t *p, unsigned i)
 
 static inline void set_child_at(uint8_t *p, unsigned i, uint32_t child)
 {
+	assert(ut_page_type(p) == UT_PT_INTERIOR && i <= ut_page_nslots(p) && child);
 	if (i < ut_page_nslots(p))
 		ut_st32(ut_page_cell(p, i), child);
 	else
@@ -206,6 +208,7 @@ static int ovfl_write(ut_pager *p, const uint8_t *val, size_t vlen, uint32_t *he
 
 static int ovfl_read(ut_pager *p, uint32_t pgno, uint8_t *out, size_t vlen)
 {
+	assert(vlen <= UT_MAX_VALUE); /* the cell was checked (page.h) */
 	size_t off = 0;
 	ut_pg *pg;
 	int rc;
@@ -570,6 +573,7 @@ static int balance_window(ut_pager *p, ut_pg *parent, uint64_t *ptch,
 			}
 		}
 	}
+	assert(m <= BAL_SIBS * MAX_CELLS + 1);
 	for (unsigned i = 0; i < m; i++)
 		total += e[i].len + UT_PG_SLOT;
 	k = (unsigned)((total + UT_PG_USABLE - 1) / UT_PG_USABLE);
@@ -761,6 +765,7 @@ static int split_page(ut_pager *p, struct path *pa, ut_pg *pg, unsigned pos,
 		total += e[i].len + UT_PG_SLOT;
 	}
 	/* entries e[0..n] */
+	assert(n < MAX_CELLS && pos <= n);
 	if (type == UT_PT_INTERIOR && pa->rightmost && pos == n) {
 		k = n;
 	} else {
@@ -846,6 +851,7 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			return rc;
 		}
 		level--;
+		assert(level >= 0 && level < pa->depth);
 		if ((rc = ut_pager_get(p, pa->pgno[level], &pg)))
 			return rc;
 		if ((rc = ut_pager_write(p, pg))) {

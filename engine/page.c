@@ -1,6 +1,7 @@
 /*
  * engine/page.c - page header, checksum and slotted-page helpers (page.h).
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,11 @@
 #include "ut_crc32c.h"
 #include "ut_io.h"
 
-static inline void set_nslots(uint8_t *p, unsigned n) { ut_st16(p + 6, (uint16_t)n); }
+static inline void set_nslots(uint8_t *p, unsigned n)
+{
+	assert(UT_PG_HDR + n * UT_PG_SLOT <= UT_PAGE_SIZE);
+	ut_st16(p + 6, (uint16_t)n);
+}
 static inline unsigned content(const uint8_t *p)
 {
 	unsigned c = ut_ld16(p + 20);
@@ -17,10 +22,15 @@ static inline unsigned content(const uint8_t *p)
 }
 static inline void set_content(uint8_t *p, unsigned c)
 {
+	assert(c >= UT_PG_HDR + ut_page_nslots(p) * UT_PG_SLOT && c <= UT_PAGE_SIZE);
 	ut_st16(p + 20, (uint16_t)(c == UT_PAGE_SIZE ? 0 : c));
 }
 static inline unsigned frag(const uint8_t *p) { return ut_ld16(p + 22); }
-static inline void set_frag(uint8_t *p, unsigned f) { ut_st16(p + 22, (uint16_t)f); }
+static inline void set_frag(uint8_t *p, unsigned f)
+{
+	assert(f <= UT_PAGE_SIZE - content(p)); /* holes lie in the content area */
+	ut_st16(p + 22, (uint16_t)f);
+}
 static inline uint8_t *slot(uint8_t *p, unsigned i) { return p + UT_PG_HDR + i * UT_PG_SLOT; }
 
 void ut_page_init(uint8_t *p, uint32_t pgno, int type)
@@ -284,6 +294,8 @@ void ut_page_compact(uint8_t *p)
 	for (unsigned i = 0; i < n; i++) {
 		unsigned off = ut_ld16(tmp + UT_PG_HDR + i * UT_PG_SLOT);
 		unsigned len = ut_ld16(tmp + UT_PG_HDR + i * UT_PG_SLOT + 2);
+		/* frag + the cells fill the content area: they fit above the slots */
+		assert(len <= top - UT_PG_HDR - n * UT_PG_SLOT);
 		top -= len;
 		memcpy(p + top, tmp + off, len);
 		ut_st16(slot(p, i), (uint16_t)top);
@@ -397,6 +409,7 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 	if (k < 0)
 		return -1;
 	for (int j = 0; j < k; j++) {
+		assert(mv[j].to + mv[j].len <= UT_PAGE_SIZE);
 		memmove(p + mv[j].to, p + mv[j].from, mv[j].len);
 		ut_st16(slot(p, mv[j].idx), mv[j].to);
 		ut_page_touch(touched, mv[j].to, mv[j].len);
@@ -441,6 +454,7 @@ static void put_slot(uint8_t *p, unsigned idx, unsigned off, unsigned len,
 {
 	unsigned n = ut_page_nslots(p);
 
+	assert(idx <= n && len > 0 && off + len <= UT_PAGE_SIZE);
 	ut_page_touch(touched, (unsigned)(slot(p, idx) - p),
 		      (n + 1 - idx) * UT_PG_SLOT);
 	memmove(slot(p, idx + 1), slot(p, idx), (n - idx) * UT_PG_SLOT);
@@ -471,6 +485,7 @@ int ut_page_insert_tracked(uint8_t *p, unsigned idx, const void *cell,
 		}
 		c = content(p);
 	}
+	assert(c >= UT_PG_HDR + (n + 1) * UT_PG_SLOT + len);
 	c -= len;
 	memcpy(p + c, cell, len);
 	ut_page_touch(touched, c, len);
@@ -489,8 +504,11 @@ int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len)
 void ut_page_delete_tracked(uint8_t *p, unsigned idx, uint64_t *touched)
 {
 	unsigned n = ut_page_nslots(p);
-	unsigned off = ut_ld16(slot(p, idx)), len = ut_ld16(slot(p, idx) + 2);
+	unsigned off, len;
 
+	assert(idx < n);
+	off = ut_ld16(slot(p, idx));
+	len = ut_ld16(slot(p, idx) + 2);
 	ut_page_touch(touched, 0, UT_PG_HDR);
 	ut_page_touch(touched, (unsigned)(slot(p, idx) - p), (n - idx) * UT_PG_SLOT);
 	if (off == content(p))

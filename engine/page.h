@@ -42,6 +42,7 @@
 #ifndef UT_PAGE_H
 #define UT_PAGE_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -82,13 +83,16 @@ static inline void ut_page_set_right(uint8_t *p, uint32_t v) { ut_st32(p + 24, v
 static inline uint32_t ut_page_aux(const uint8_t *p) { return ut_ld32(p + 28); }
 static inline void ut_page_set_aux(uint8_t *p, uint32_t v) { ut_st32(p + 28, v); }
 
-/* Cell i of a slotted page and its length. */
+/* Cell i of a slotted page and its length (i < nslots: the engine's own
+ * invariant; asserts are on in the Debug and sanitizer builds only). */
 static inline uint8_t *ut_page_cell(uint8_t *p, unsigned i)
 {
+	assert(i < ut_page_nslots(p));
 	return p + ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
 }
 static inline unsigned ut_page_cell_len(const uint8_t *p, unsigned i)
 {
+	assert(i < ut_page_nslots(p));
 	return ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT + 2);
 }
 
