@@ -1553,8 +1553,10 @@ int ut_pager_redo_begin(ut_pager *p)
 
 /* The transaction being replayed is complete: stamp its LSN on the pages it
  * changed; they become ordinary dirty (evictable) frames.  A log record
- * whose checksum passes may still carry bytes that break a page: each page
- * is checked whole (ut_page_check) as a page read from the file is. */
+ * whose checksum passes may still carry bytes that break a page, or name a
+ * page the database does not have: each page is checked whole
+ * (ut_page_check) as a page read from the file is, and against the page
+ * count the header has after the transaction. */
 static int redo_finish_txn(ut_pager *p)
 {
 	int rc = UT_OK;
@@ -1565,6 +1567,14 @@ static int redo_finish_txn(ut_pager *p)
 		f->txn = 0;
 		if (rc == UT_OK)
 			rc = ut_page_check(f->pg.data, f->pg.pgno, p->path);
+		/* a committed transaction's pages are all below its page count */
+		if (rc == UT_OK && f->pg.pgno >= meta32(p, UT_META_PAGECOUNT)) {
+			ut_set_errdetail("%s: page %u: changed by the log record of "
+					 "LSN %llu, beyond the page count %u", p->path,
+					 f->pg.pgno, (unsigned long long)p->lsn,
+					 meta32(p, UT_META_PAGECOUNT));
+			rc = UT_ECORRUPT;
+		}
 	}
 	p->ntx = 0;
 	return rc;
