@@ -36,8 +36,9 @@
  *              CRASH (signal, sanitizer report), HANG.
  *
  * Environment: UT_FUZZ_ITERS (default 200), UT_FUZZ_SEED (default 1),
- * UT_FUZZ_ONLY=i (replay iteration i), UT_FUZZ_TIMEOUT (seconds per
- * iteration, default 60), UT_FUZZ_VERBOSE=1, UT_TMPDIR.
+ * UT_FUZZ_ONLY=i (replay iteration i; with UT_FUZZ_KEEP=1 only write its
+ * mutated copy and say where, for the CLI or a debugger), UT_FUZZ_TIMEOUT
+ * (seconds per iteration, default 60), UT_FUZZ_VERBOSE=1, UT_TMPDIR.
  *
  * The long run (README "Crafted files"):
  *   cmake -S . -B build-asan -DUT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug &&
@@ -852,6 +853,7 @@ int main(void)
 	long only = fz_env_long("UT_FUZZ_ONLY", -1);
 	long timeout_s = fz_env_long("UT_FUZZ_TIMEOUT", 60);
 	int verbose = (int)fz_env_long("UT_FUZZ_VERBOSE", 0);
+	int keep = only >= 0 && fz_env_long("UT_FUZZ_KEEP", 0);
 	static long table[2][NTARGETS][NOUTCOMES];
 	long failures = 0, done = 0;
 	char dir[512], path[600];
@@ -880,6 +882,11 @@ int main(void)
 		plan(&ctx.m, seed, i);
 		ctx.path = path;
 		write_copy(&ctx.m, path);
+		if (keep) {
+			printf("iteration %ld: %s %s: the copy is %s\n", i,
+			       target_name[ctx.m.target], ctx.m.desc, path);
+			return 0;
+		}
 		memset(&r, 0, sizeof(r));
 		o = fz_run_child(run_child, &ctx, &r, sizeof(r), timeout_s, why, sizeof(why));
 		o = o == FZ_ANSWERED ? classify(&r) : o == FZ_HANG ? O_HANG : O_CRASH;
