@@ -399,7 +399,9 @@ static void set_field(mutation *m, fz_rng *r, uint8_t *at, unsigned w, int ptr,
 static void mutate_page(mutation *m, fz_rng *r, uint8_t *p, uint32_t pgno)
 {
 	int t = ut_page_type(p);
-	unsigned n = ut_page_nslots(p);
+	/* a first mutation may have made nslots anything: stay in the page */
+	unsigned n = ut_page_nslots(p) < UT_PG_USABLE / UT_PG_SLOT ?
+		     ut_page_nslots(p) : UT_PG_USABLE / UT_PG_SLOT;
 	unsigned i = n ? (unsigned)fz_below(r, n) : 0;
 	uint8_t *slot = p + UT_PG_HDR + i * UT_PG_SLOT;
 	uint8_t *cell = p + ut_ld16(slot);
