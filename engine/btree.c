@@ -2,13 +2,14 @@
  * engine/btree.c - B+tree search, insert with splits, delete with merges,
  * overflow chains and cursors (contract in btree.h).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "btree.h"
 
-#define LEAF_HDR 7u
-#define INT_HDR 6u
+#define LEAF_HDR UT_LEAF_HDR
+#define INT_HDR UT_INT_HDR
 #define MAX_CELLS (UT_PG_USABLE / (UT_PG_SLOT + LEAF_HDR) + 2)
 #define UNDERFULL (UT_PG_USABLE / 4)
 
@@ -54,6 +55,7 @@ static inline uint32_t child_at(uint8_t *p, unsigned i)
 
 static inline void set_child_at(uint8_t *p, unsigned i, uint32_t child)
 {
+	assert(ut_page_type(p) == UT_PT_INTERIOR && i <= ut_page_nslots(p) && child);
 	if (i < ut_page_nslots(p))
 		ut_st32(ut_page_cell(p, i), child);
 	else
@@ -117,8 +119,25 @@ static int bad_page(ut_pager *p, uint32_t pgno, const char *what)
 	return UT_ECORRUPT;
 }
 
-/* Descend to the leaf for key (key NULL: leftmost), recording the path:
- * in snapshot s, or (s NULL) in the writer's view. */
+/* The child pointer of page path[depth-1] leads to child: not back to a
+ * page on the path (a cycle), and not deeper than UT_BT_MAXDEPTH. */
+static int child_on_path(ut_pager *p, const uint32_t *path, int depth,
+			 uint32_t child)
+{
+	if (depth >= UT_BT_MAXDEPTH)
+		return bad_page(p, path[depth - 1], "tree deeper than its limit "
+				"(a cycle of child pointers?)");
+	for (int i = 0; i < depth; i++)
+		if (path[i] == child) {
+			ut_set_errdetail("%s: page %u: child pointer to page %u, "
+					 "its own ancestor", ut_pager_path(p),
+					 path[depth - 1], child);
+			return UT_ECORRUPT;
+		}
+	return UT_OK;
+}
+
+/* Descend to the leaf for key (key NULL: leftmost), recording the path. */
 static int descend(ut_pager *p, ut_snap *s, const uint8_t *key, size_t klen,
 		   struct path *pa, ut_pg **leaf)
 {
@@ -136,9 +155,13 @@ static int descend(ut_pager *p, ut_snap *s, const uint8_t *key, size_t klen,
 			*leaf = pg;
 			return UT_OK;
 		}
-		if (t != UT_PT_INTERIOR || pa->depth >= UT_BT_MAXDEPTH) {
+		if (t != UT_PT_INTERIOR) {
+			rc = pa->depth ? ut_page_expect_type(pg->data, pgno,
+				UT_PT_INTERIOR, pa->pgno[pa->depth - 1],
+				"child pointer", ut_pager_path(p))
+				       : bad_page(p, pgno, "the root is not a tree page");
 			ut_pager_release(p, pg);
-			return bad_page(p, pgno, "not a tree page, or tree too deep");
+			return rc;
 		}
 		unsigned i = key ? int_search(pg->data, key, klen) : 0;
 		if (i != ut_page_nslots(pg->data))
@@ -148,6 +171,8 @@ static int descend(ut_pager *p, ut_snap *s, const uint8_t *key, size_t klen,
 		pa->depth++;
 		pgno = child_at(pg->data, i);
 		ut_pager_release(p, pg);
+		if ((rc = child_on_path(p, pa->pgno, pa->depth, pgno)))
+			return rc;
 	}
 }
 
@@ -184,21 +209,20 @@ static int ovfl_write(ut_pager *p, const uint8_t *val, size_t vlen, uint32_t *he
 static int ovfl_read(ut_pager *p, ut_snap *s, uint32_t pgno, uint8_t *out,
 		     size_t vlen)
 {
+	assert(vlen <= UT_MAX_VALUE); /* the cell was checked (page.h) */
 	size_t off = 0;
 	ut_pg *pg;
 	int rc;
 
 	while (off < vlen) {
-		if (pgno == 0)
-			return bad_page(p, pgno, "overflow chain ends early");
 		if ((rc = ut_pager_get_at(p, s, pgno, &pg)))
 			return rc;
-		uint32_t n = ut_page_aux(pg->data);
-		if (ut_page_type(pg->data) != UT_PT_OVERFLOW || n == 0 ||
-		    n > UT_OVFL_CAP || n > vlen - off) {
+		if ((rc = ut_page_ovfl_step(pg->data, pgno, vlen, off,
+					    ut_pager_path(p)))) {
 			ut_pager_release(p, pg);
-			return bad_page(p, pgno, "bad overflow page");
+			return rc;
 		}
+		uint32_t n = ut_page_aux(pg->data);
 		memcpy(out + off, pg->data + UT_PG_HDR, n);
 		off += n;
 		pgno = ut_page_right(pg->data);
@@ -207,19 +231,25 @@ static int ovfl_read(ut_pager *p, ut_snap *s, uint32_t pgno, uint8_t *out,
 	return UT_OK;
 }
 
-static int ovfl_free(ut_pager *p, uint32_t pgno)
+/* Free the chain at pgno holding vlen bytes.  Each page is checked
+ * before it is freed; on an error the caller's transaction is rolled
+ * back, so a chain freed in part is never committed. */
+static int ovfl_free(ut_pager *p, uint32_t pgno, uint64_t vlen)
 {
+	uint64_t done = 0;
 	ut_pg *pg;
 	int rc;
 
-	while (pgno) {
+	while (done < vlen) {
 		if ((rc = ut_pager_get(p, pgno, &pg)))
 			return rc;
-		if (ut_page_type(pg->data) != UT_PT_OVERFLOW) {
+		if ((rc = ut_page_ovfl_step(pg->data, pgno, vlen, done,
+					    ut_pager_path(p)))) {
 			ut_pager_release(p, pg);
-			return bad_page(p, pgno, "bad overflow page");
+			return rc;
 		}
 		uint32_t next = ut_page_right(pg->data);
+		done += ut_page_aux(pg->data);
 		if ((rc = ut_pager_free(p, pg)))
 			return rc;
 		pgno = next;
@@ -319,6 +349,9 @@ static int leaf_fill(ut_pager *p, uint32_t pgno, int depth, ut_bt_fill *out)
 
 	if (depth >= UT_BT_MAXDEPTH)
 		return bad_page(p, pgno, "tree too deep");
+	/* shared subtrees could make the walk exponential: no page twice */
+	if (out->leaves + out->interior >= ut_pager_page_count(p))
+		return bad_page(p, pgno, "reached more tree pages than the file has");
 	if ((rc = ut_pager_get(p, pgno, &pg)))
 		return rc;
 	if (ut_page_type(pg->data) == UT_PT_LEAF) {
@@ -520,12 +553,20 @@ static int balance_window(ut_pager *p, ut_pg *parent, uint64_t *ptch,
 	for (unsigned s = 0; s < nsib; s++) {
 		uint32_t no = child_at(parent->data, first + s);
 
+		for (unsigned q = 0; q < s; q++)
+			if (sib[q]->pgno == no)
+				no = parent->pgno; /* refused just below */
+		if (no == parent->pgno) {
+			rc = bad_page(p, parent->pgno, "two child pointers to one page");
+			goto unpin;
+		}
 		if (no == pg->pgno) {
 			sib[s] = pg;
 		} else if ((rc = ut_pager_get(p, no, &sib[s]))) {
 			goto unpin;
-		} else if (ut_page_type(sib[s]->data) != UT_PT_LEAF) {
-			rc = bad_page(p, no, "sibling of another type");
+		} else if ((rc = ut_page_expect_type(sib[s]->data, no, UT_PT_LEAF,
+						     parent->pgno, "child pointer",
+						     ut_pager_path(p)))) {
 			goto unpin;
 		}
 		used += ut_page_used(sib[s]->data);
@@ -553,6 +594,7 @@ static int balance_window(ut_pager *p, ut_pg *parent, uint64_t *ptch,
 			}
 		}
 	}
+	assert(m <= BAL_SIBS * MAX_CELLS + 1);
 	for (unsigned i = 0; i < m; i++)
 		total += e[i].len + UT_PG_SLOT;
 	k = (unsigned)((total + UT_PG_USABLE - 1) / UT_PG_USABLE);
@@ -744,6 +786,7 @@ static int split_page(ut_pager *p, struct path *pa, ut_pg *pg, unsigned pos,
 		total += e[i].len + UT_PG_SLOT;
 	}
 	/* entries e[0..n] */
+	assert(n < MAX_CELLS && pos <= n);
 	if (type == UT_PT_INTERIOR && pa->rightmost && pos == n) {
 		k = n;
 	} else {
@@ -829,6 +872,7 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 			return rc;
 		}
 		level--;
+		assert(level >= 0 && level < pa->depth);
 		if ((rc = ut_pager_get(p, pa->pgno[level], &pg)))
 			return rc;
 		if ((rc = ut_pager_write(p, pg))) {
@@ -890,7 +934,7 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 		size_t vl;
 		uint32_t old;
 		cell_value(ut_page_cell(leaf->data, i), &v, &vl, &old);
-		if (old && (rc = ovfl_free(p, old))) {
+		if (old && (rc = ovfl_free(p, old, vl))) {
 			ut_pager_release(p, leaf);
 			return rc;
 		}
@@ -927,6 +971,8 @@ static int try_merge(ut_pager *p, ut_pg *parent, unsigned a)
 	int rc, merged = 0;
 	uint32_t lno = child_at(parent->data, a), rno = child_at(parent->data, a + 1);
 
+	if (lno == rno || lno == parent->pgno || rno == parent->pgno)
+		return bad_page(p, parent->pgno, "two child pointers to one page");
 	if ((rc = get_w(p, lno, &l, NULL)))
 		return rc;
 	if ((rc = get_w(p, rno, &r, NULL))) {
@@ -934,10 +980,16 @@ static int try_merge(ut_pager *p, ut_pg *parent, unsigned a)
 		return rc;
 	}
 	int type = ut_page_type(l->data);
-	if (type != ut_page_type(r->data)) {
+	if (type != UT_PT_LEAF && type != UT_PT_INTERIOR)
+		rc = ut_page_expect_type(l->data, lno, UT_PT_LEAF, parent->pgno,
+					 "child pointer", ut_pager_path(p));
+	else
+		rc = ut_page_expect_type(r->data, rno, type, parent->pgno,
+					 "child pointer", ut_pager_path(p));
+	if (rc) {
 		ut_pager_release(p, l);
 		ut_pager_release(p, r);
-		return bad_page(p, rno, "sibling of another type");
+		return rc;
 	}
 	unsigned need = ut_page_used(l->data) + ut_page_used(r->data);
 	uint8_t sep[INT_HDR + UT_MAX_KEY];
@@ -985,13 +1037,30 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 			/* root: an interior root with one child hands over */
 			while (type == UT_PT_INTERIOR && n == 0) {
 				uint32_t child = ut_page_right(pg->data);
-				if ((rc = ut_pager_set_root(p, child)) ||
-				    (rc = ut_pager_free(p, pg)))
+				ut_pg *cp;
+
+				if ((rc = get_w(p, child, &cp, NULL))) {
+					ut_pager_release(p, pg);
 					return rc;
-				if ((rc = get_w(p, child, &pg, NULL)))
+				}
+				type = ut_page_type(cp->data);
+				if (type != UT_PT_LEAF && type != UT_PT_INTERIOR) {
+					rc = ut_page_expect_type(cp->data, child,
+								 UT_PT_LEAF, pg->pgno,
+								 "child pointer",
+								 ut_pager_path(p));
+					ut_pager_release(p, cp);
+					ut_pager_release(p, pg);
 					return rc;
+				}
+				if ((rc = ut_pager_set_root(p, child)))
+					ut_pager_release(p, pg);
+				if (rc || (rc = ut_pager_free(p, pg))) {
+					ut_pager_release(p, cp);
+					return rc;
+				}
+				pg = cp;
 				n = ut_page_nslots(pg->data);
-				type = ut_page_type(pg->data);
 			}
 			ut_pager_release(p, pg);
 			return UT_OK;
@@ -1068,7 +1137,7 @@ int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 	size_t vl;
 	uint32_t ovfl;
 	cell_value(ut_page_cell(leaf->data, i), &v, &vl, &ovfl);
-	if (ovfl && (rc = ovfl_free(p, ovfl))) {
+	if (ovfl && (rc = ovfl_free(p, ovfl, vl))) {
 		ut_pager_release(p, leaf);
 		return rc;
 	}
@@ -1101,58 +1170,95 @@ void ut_btcur_fini(ut_btcur *c)
 	c->vcap = 0;
 }
 
-/* Move to the first entry of the next non-empty leaf. */
+/* Remember the last key of the leaf the cursor leaves. */
+static void keep_last_key(ut_btcur *c)
+{
+	unsigned n = ut_page_nslots(c->leaf->data);
+	const uint8_t *k;
+	size_t kl;
+
+	if (!n)
+		return;
+	leaf_key(c->leaf->data, n - 1, &k, &kl);
+	memcpy(c->lastkey, k, kl);
+	c->lastkl = kl;
+}
+
+/* The leaf the cursor arrived at (not the root) holds keys, all above
+ * the last key of the leaf before it. */
+static int leaf_follows(ut_btcur *c, uint32_t pgno)
+{
+	const uint8_t *k;
+	size_t kl;
+
+	if (ut_page_nslots(c->leaf->data) == 0)
+		return bad_page(c->pager, pgno, "an empty leaf below the root");
+	leaf_key(c->leaf->data, 0, &k, &kl);
+	if (c->lastkl && keycmp(k, kl, c->lastkey, c->lastkl) <= 0)
+		return bad_page(c->pager, pgno, "first key not above the previous "
+				"leaf's last key (a child pointer leads to the "
+				"wrong page)");
+	return UT_OK;
+}
+
+/* Move to the first entry of the next leaf. */
 static int next_leaf(ut_btcur *c)
 {
 	ut_pager *p = c->pager;
+	uint32_t child = 0;
 	ut_pg *pg;
-	int rc;
+	int lvl, rc;
 
-	for (;;) {
-		int lvl;
-		if (c->leaf)
-			ut_pager_release(p, c->leaf);
-		c->leaf = NULL;
-		c->valid = 0;
-		uint32_t child = 0;
-		for (lvl = c->depth - 1; lvl >= 0; lvl--) {
-			if ((rc = ut_pager_get_at(p, c->snap, c->pgno[lvl], &pg)))
-				return rc;
-			if (c->idx[lvl] < ut_page_nslots(pg->data)) {
-				c->idx[lvl]++;
-				child = child_at(pg->data, c->idx[lvl]);
-				ut_pager_release(p, pg);
-				break;
-			}
-			ut_pager_release(p, pg);
-		}
-		if (lvl < 0)
-			return UT_NOTFOUND;
-		/* leftmost descent below level lvl */
-		for (int l = lvl + 1;; l++) {
-			if ((rc = ut_pager_get_at(p, c->snap, child, &pg)))
-				return rc;
-			int t = ut_page_type(pg->data);
-			if (t == UT_PT_LEAF) {
-				c->depth = l;
-				break;
-			}
-			if (t != UT_PT_INTERIOR || l >= UT_BT_MAXDEPTH) {
-				ut_pager_release(p, pg);
-				return bad_page(p, child, "not a tree page");
-			}
-			c->pgno[l] = child;
-			c->idx[l] = 0;
-			child = child_at(pg->data, 0);
-			ut_pager_release(p, pg);
-		}
-		c->leaf = pg;
-		c->li = 0;
-		if (ut_page_nslots(pg->data) > 0) {
-			c->valid = 1;
-			return UT_OK;
-		}
+	if (c->leaf) {
+		keep_last_key(c);
+		ut_pager_release(p, c->leaf);
 	}
+	c->leaf = NULL;
+	c->valid = 0;
+	for (lvl = c->depth - 1; lvl >= 0; lvl--) {
+		if ((rc = ut_pager_get_at(p, c->snap, c->pgno[lvl], &pg)))
+			return rc;
+		if (c->idx[lvl] < ut_page_nslots(pg->data)) {
+			c->idx[lvl]++;
+			child = child_at(pg->data, c->idx[lvl]);
+			ut_pager_release(p, pg);
+			break;
+		}
+		ut_pager_release(p, pg);
+	}
+	if (lvl < 0)
+		return UT_NOTFOUND;
+	if ((rc = child_on_path(p, c->pgno, lvl + 1, child)))
+		return rc;
+	/* leftmost descent below level lvl */
+	for (int l = lvl + 1;; l++) {
+		if ((rc = ut_pager_get_at(p, c->snap, child, &pg)))
+			return rc;
+		int t = ut_page_type(pg->data);
+		if (t == UT_PT_LEAF) {
+			c->depth = l;
+			break;
+		}
+		if (t != UT_PT_INTERIOR) {
+			rc = ut_page_expect_type(pg->data, child, UT_PT_INTERIOR,
+						 c->pgno[l - 1], "child pointer",
+						 ut_pager_path(p));
+			ut_pager_release(p, pg);
+			return rc;
+		}
+		c->pgno[l] = child;
+		c->idx[l] = 0;
+		child = child_at(pg->data, 0);
+		ut_pager_release(p, pg);
+		if ((rc = child_on_path(p, c->pgno, l + 1, child)))
+			return rc;
+	}
+	c->leaf = pg;
+	c->li = 0;
+	if ((rc = leaf_follows(c, child)))
+		return rc;
+	c->valid = 1;
+	return UT_OK;
 }
 
 int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen)
@@ -1162,6 +1268,7 @@ int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen)
 	int found, rc;
 
 	ut_btcur_reset(c);
+	c->lastkl = 0;
 	rc = descend(c->pager, c->snap, klen ? key : NULL, klen, &pa, &leaf);
 	if (rc)
 		return rc;

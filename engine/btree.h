@@ -9,13 +9,10 @@
  * (db.c) check argument limits and hold the right lock: mutating calls need
  * the pager's write transaction.
  *
- * Cells (within page.h's slotted pages):
- *   leaf:     u16 klen, u8 flags, u32 vlen, key, value
- *             (flags & UT_CELL_OVFL: instead of the value a u32 page number
- *             of a UT_PT_OVERFLOW chain holding all vlen bytes; used when
- *             the cell would exceed UT_BT_MAX_LOCAL bytes)
- *   interior: u32 child, u16 klen, key -- child holds keys < key; the
- *             page header's "right" holds keys >= the last key.
+ * Cells (their layout is in page.h): a leaf cell holds its value inline
+ * unless the cell would exceed UT_BT_MAX_LOCAL bytes, then in an overflow
+ * chain; an interior cell's child holds keys < its key, the page header's
+ * "right" keys >= the last key.
  *
  * A full leaf first shares its cells with a sibling under the same parent
  * (the roomier neighbour, then a window of three), and only when they are
@@ -38,8 +35,6 @@
 
 #define UT_BT_MAX_LOCAL 4000u  /* max leaf cell bytes stored in the page */
 #define UT_BT_MAXDEPTH 40
-#define UT_CELL_OVFL 1u
-#define UT_OVFL_CAP (UT_PAGE_SIZE - UT_PG_HDR) /* value bytes per overflow page */
 
 /* Reads take a snapshot s (pager.h), or NULL for the writer's view. */
 int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
@@ -79,6 +74,11 @@ typedef struct ut_btcur {
 	int valid;
 	uint8_t *vbuf; /* overflow values are assembled here */
 	size_t vcap;
+	/* the last key of the leaf left behind: the next leaf's keys must be
+	 * above it, or the tree is damaged (a scan would repeat keys, or
+	 * loop through shared subtrees) */
+	size_t lastkl; /* 0: no leaf left yet */
+	uint8_t lastkey[UT_MAX_KEY];
 } ut_btcur;
 
 void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s);

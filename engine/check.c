@@ -20,8 +20,8 @@
 #include "btree.h"
 #include "check.h"
 
-#define LEAF_HDR 7u
-#define INT_HDR 6u
+#define LEAF_HDR UT_LEAF_HDR
+#define INT_HDR UT_INT_HDR
 
 struct ck {
 	ut_pager *p;
@@ -30,22 +30,25 @@ struct ck {
 	uint8_t *seen; /* 1 reached, 2 reached but unreadable (bad checksum) */
 	uint32_t count;
 	int leaf_depth;
+	char first[400]; /* the first problem: the detail of UT_ECORRUPT */
 };
 
 static void problem(struct ck *c, uint32_t pgno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void problem(struct ck *c, uint32_t pgno, const char *fmt, ...)
 {
+	char what[256];
 	va_list ap;
 
-	c->r->invariant_errors++;
-	if (!c->out)
-		return;
-	fprintf(c->out, "page %u: ", pgno);
 	va_start(ap, fmt);
-	vfprintf(c->out, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	fputc('\n', c->out);
+	if (!c->first[0])
+		snprintf(c->first, sizeof(c->first), "%s: page %u: %s",
+			 ut_pager_path(c->p), pgno, what);
+	c->r->invariant_errors++;
+	if (c->out)
+		fprintf(c->out, "page %u: %s\n", pgno, what);
 }
 
 static int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
@@ -80,6 +83,8 @@ static int get(struct ck *c, uint32_t pgno, ut_pg **pg)
 	int rc = ut_pager_get(c->p, pgno, pg);
 
 	if (rc == UT_ECORRUPT) {
+		if (!c->first[0])
+			snprintf(c->first, sizeof(c->first), "%s", ut_errdetail());
 		c->r->bad_checksums++;
 		if (pgno < c->count)
 			c->seen[pgno] = 2;
@@ -296,6 +301,9 @@ static int check_disk(struct ck *c)
 		if (i < c->count && c->seen[i] == 2)
 			continue; /* reported by the walk already */
 		if (ut_page_verify(buf, i, ut_pager_path(c->p)) != UT_OK) {
+			if (!c->first[0])
+				snprintf(c->first, sizeof(c->first), "%s (on disk)",
+					 ut_errdetail());
 			c->r->bad_checksums++;
 			if (c->out)
 				fprintf(c->out, "page %u: on disk: %s\n", i, ut_errdetail());
@@ -341,5 +349,8 @@ int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 	free(c.seen);
 	if (rc)
 		return rc;
-	return r->bad_checksums || r->invariant_errors ? UT_ECORRUPT : UT_OK;
+	if (!r->bad_checksums && !r->invariant_errors)
+		return UT_OK;
+	ut_set_errdetail("%s", c.first);
+	return UT_ECORRUPT;
 }

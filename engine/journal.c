@@ -109,11 +109,27 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	if ((rc = meta_write(p)))
 		return rc;
 	if (head) {
+		uint32_t left = meta32(p, UT_META_FREECOUNT), next;
+
+		if (left == 0) {
+			ut_set_errdetail("%s: page 0: free-list head %u, but the free "
+					 "count is 0", p->path, head);
+			return UT_ECORRUPT;
+		}
 		if ((rc = ut_pager_get(p, head, &pg)))
 			return rc;
+		/* a page popped before is no longer free: a cycle ends here */
 		if (ut_page_type(pg->data) != UT_PT_FREE) {
 			ut_set_errdetail("%s: page %u: on the free list but of type %d",
 					 p->path, head, ut_page_type(pg->data));
+			ut_pager_release(p, pg);
+			return UT_ECORRUPT;
+		}
+		next = ut_page_right(pg->data);
+		if ((left == 1) != (next == 0)) {
+			ut_set_errdetail("%s: page %u: free-list next pointer %u, with "
+					 "%u free pages counted", p->path, head, next,
+					 left);
 			ut_pager_release(p, pg);
 			return UT_ECORRUPT;
 		}

@@ -243,13 +243,13 @@ static int apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
 int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
 		   ut_wal_recovery_info *info)
 {
-	int rc = ut_pager_redo_begin(p);
+	int rc = ut_pager_redo_begin(p), end;
 
 	if (rc)
 		return rc;
 	rc = ut_wal_recover(lg->wal, redo_lsn, apply, p, info);
-	ut_pager_redo_end(p);
-	if (rc)
+	end = ut_pager_redo_end(p); /* checks the last transaction's pages */
+	if (rc || (rc = end))
 		return rc;
 	ut_pager_set_lsn(p, ut_wal_next_lsn(lg->wal));
 	return UT_OK;

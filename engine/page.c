@@ -1,13 +1,20 @@
 /*
  * engine/page.c - page header, checksum and slotted-page helpers (page.h).
  */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "page.h"
 #include "ut_crc32c.h"
 #include "ut_io.h"
 
-static inline void set_nslots(uint8_t *p, unsigned n) { ut_st16(p + 6, (uint16_t)n); }
+static inline void set_nslots(uint8_t *p, unsigned n)
+{
+	assert(UT_PG_HDR + n * UT_PG_SLOT <= UT_PAGE_SIZE);
+	ut_st16(p + 6, (uint16_t)n);
+}
 static inline unsigned content(const uint8_t *p)
 {
 	unsigned c = ut_ld16(p + 20);
@@ -15,10 +22,15 @@ static inline unsigned content(const uint8_t *p)
 }
 static inline void set_content(uint8_t *p, unsigned c)
 {
+	assert(c >= UT_PG_HDR + ut_page_nslots(p) * UT_PG_SLOT && c <= UT_PAGE_SIZE);
 	ut_st16(p + 20, (uint16_t)(c == UT_PAGE_SIZE ? 0 : c));
 }
 static inline unsigned frag(const uint8_t *p) { return ut_ld16(p + 22); }
-static inline void set_frag(uint8_t *p, unsigned f) { ut_st16(p + 22, (uint16_t)f); }
+static inline void set_frag(uint8_t *p, unsigned f)
+{
+	assert(f <= UT_PAGE_SIZE - content(p)); /* holes lie in the content area */
+	ut_st16(p + 22, (uint16_t)f);
+}
 static inline uint8_t *slot(uint8_t *p, unsigned i) { return p + UT_PG_HDR + i * UT_PG_SLOT; }
 
 void ut_page_init(uint8_t *p, uint32_t pgno, int type)
@@ -44,43 +56,220 @@ int ut_page_checksum_ok(const uint8_t *p)
 	return ut_ld32(p) == page_crc(p);
 }
 
+static void cells_by_offset(const uint8_t *p, uint32_t *out);
+
+static int bad(const char *path, uint32_t pgno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(const char *path, uint32_t pgno, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ut_set_errdetail("%s: page %u: %s", path, pgno, what);
+	return UT_ECORRUPT;
+}
+
+static int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+
+	return c ? c : al < bl ? -1 : al > bl;
+}
+
+/* Cell i (inside the content area) against its own length fields, which
+ * the B+tree reads without checking again; sets its key. */
+static int check_cell(const uint8_t *p, uint32_t pgno, const char *path,
+		      unsigned i, const uint8_t **key, unsigned *klen)
+{
+	const uint8_t *c = p + ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
+	unsigned len = ut_page_cell_len(p, i);
+
+	if (ut_page_type(p) == UT_PT_LEAF) {
+		uint32_t vlen;
+
+		if (len < UT_LEAF_HDR)
+			return bad(path, pgno, "leaf cell %u: %u bytes, less than "
+				   "its header", i, len);
+		*klen = ut_ld16(c);
+		*key = c + UT_LEAF_HDR;
+		vlen = ut_ld32(c + 3);
+		if (c[2] & ~UT_CELL_OVFL)
+			return bad(path, pgno, "leaf cell %u: unknown flags 0x%x",
+				   i, c[2]);
+		if (*klen == 0 || *klen > UT_MAX_KEY)
+			return bad(path, pgno, "leaf cell %u: key length %u",
+				   i, *klen);
+		if (vlen > UT_MAX_VALUE)
+			return bad(path, pgno, "leaf cell %u: value length %u "
+				   "over %u", i, vlen, UT_MAX_VALUE);
+		if (c[2] & UT_CELL_OVFL) {
+			uint32_t head;
+
+			if (len != UT_LEAF_HDR + *klen + 4)
+				return bad(path, pgno, "leaf cell %u: %u bytes for a "
+					   "key of %u and an overflow pointer",
+					   i, len, *klen);
+			head = ut_ld32(c + UT_LEAF_HDR + *klen);
+			if (!vlen || !head || head == pgno)
+				return bad(path, pgno, "leaf cell %u: overflow "
+					   "pointer %u for %u bytes", i, head, vlen);
+		} else if (len != UT_LEAF_HDR + *klen + vlen) {
+			return bad(path, pgno, "leaf cell %u: %u bytes for a key "
+				   "of %u and a value of %u", i, len, *klen, vlen);
+		}
+		return UT_OK;
+	}
+	if (len < UT_INT_HDR)
+		return bad(path, pgno, "interior cell %u: %u bytes, less than its "
+			   "header", i, len);
+	*klen = ut_ld16(c + 4);
+	*key = c + UT_INT_HDR;
+	if (*klen == 0 || *klen > UT_MAX_KEY || len != UT_INT_HDR + *klen)
+		return bad(path, pgno, "interior cell %u: %u bytes for a key of %u",
+			   i, len, *klen);
+	if (ut_ld32(c) == 0 || ut_ld32(c) == pgno)
+		return bad(path, pgno, "interior cell %u: child pointer %u", i,
+			   ut_ld32(c));
+	return UT_OK;
+}
+
+int ut_page_check_slots(const uint8_t *p, uint32_t pgno, const char *path)
+{
+	static _Thread_local uint32_t order[UT_PG_USABLE / UT_PG_SLOT];
+	unsigned n = ut_page_nslots(p), c = content(p), sum = 0, end;
+
+	if (UT_PG_HDR + n * UT_PG_SLOT > c)
+		return bad(path, pgno, "slot array of %u slots overlaps the cells "
+			   "(content starts at %u)", n, c);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned off = ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
+		unsigned len = ut_page_cell_len(p, i);
+
+		if (off < c || len == 0 || off + len > UT_PAGE_SIZE)
+			return bad(path, pgno, "slot %u: cell at %u+%u outside the "
+				   "content area [%u, %u)", i, off, len, c,
+				   UT_PAGE_SIZE);
+		sum += len;
+	}
+	if (sum + frag(p) != UT_PAGE_SIZE - c)
+		return bad(path, pgno, "frag %u: with cells of %u bytes it does not "
+			   "fill the content area of %u bytes", frag(p), sum,
+			   UT_PAGE_SIZE - c);
+	cells_by_offset(p, order);
+	end = c;
+	for (unsigned j = 0; j < n; j++) {
+		unsigned off = order[j] >> 16, i = order[j] & 0xffff;
+
+		if (off < end)
+			return bad(path, pgno, "slot %u: cell at %u overlaps another "
+				   "cell", i, off);
+		end = off + ut_page_cell_len(p, i);
+	}
+	return UT_OK;
+}
+
+/* The cells of a leaf or interior page (slots checked): formats, key
+ * order, child pointers. */
+static int check_cells(const uint8_t *p, uint32_t pgno, const char *path)
+{
+	const uint8_t *prev = NULL;
+	unsigned prevl = 0;
+
+	for (unsigned i = 0; i < ut_page_nslots(p); i++) {
+		unsigned kl = 0;
+		const uint8_t *k = NULL;
+		int rc;
+
+		if ((rc = check_cell(p, pgno, path, i, &k, &kl)))
+			return rc;
+		if (prev && keycmp(prev, prevl, k, kl) >= 0)
+			return bad(path, pgno, "cell %u: key not above cell %u's",
+				   i, i - 1);
+		prev = k;
+		prevl = kl;
+	}
+	if (ut_page_type(p) == UT_PT_INTERIOR &&
+	    (ut_page_right(p) == 0 || ut_page_right(p) == pgno))
+		return bad(path, pgno, "right child pointer %u", ut_page_right(p));
+	return UT_OK;
+}
+
+int ut_page_check(const uint8_t *p, uint32_t pgno, const char *path)
+{
+	unsigned t = (unsigned)ut_page_type(p);
+
+	if (ut_page_pgno(p) != pgno)
+		return bad(path, pgno, "header says page %u (misdirected write)",
+			   ut_page_pgno(p));
+	if (t < UT_PT_FREE || t > UT_PT_OVERFLOW)
+		return bad(path, pgno, "unknown page type %u", t);
+	if (t == UT_PT_LEAF || t == UT_PT_INTERIOR) {
+		int rc = ut_page_check_slots(p, pgno, path);
+
+		return rc ? rc : check_cells(p, pgno, path);
+	}
+	if (t == UT_PT_OVERFLOW && (ut_page_aux(p) == 0 ||
+				    ut_page_aux(p) > UT_OVFL_CAP))
+		return bad(path, pgno, "overflow page holds %u bytes (1..%u)",
+			   ut_page_aux(p), UT_OVFL_CAP);
+	if (t != UT_PT_META && ut_page_right(p) == pgno)
+		return bad(path, pgno, "next page pointer is the page itself");
+	return UT_OK;
+}
+
 int ut_page_verify(const uint8_t *p, uint32_t pgno, const char *path)
 {
 	uint32_t want = ut_ld32(p), got = page_crc(p);
-	unsigned n, c, t;
 
-	if (want != got) {
-		ut_set_errdetail("%s: page %u: checksum mismatch (stored %08x, computed %08x)",
-				 path, pgno, want, got);
-		return UT_ECORRUPT;
-	}
-	if (ut_page_pgno(p) != pgno) {
-		ut_set_errdetail("%s: page %u: header says page %u (misdirected write)",
-				 path, pgno, ut_page_pgno(p));
-		return UT_ECORRUPT;
-	}
-	t = (unsigned)ut_page_type(p);
-	if (t < UT_PT_FREE || t > UT_PT_OVERFLOW) {
-		ut_set_errdetail("%s: page %u: unknown page type %u", path, pgno, t);
-		return UT_ECORRUPT;
-	}
-	if (t == UT_PT_LEAF || t == UT_PT_INTERIOR) {
-		n = ut_page_nslots(p);
-		c = content(p);
-		if (UT_PG_HDR + n * UT_PG_SLOT > c || c > UT_PAGE_SIZE) {
-			ut_set_errdetail("%s: page %u: slot array overlaps cells", path, pgno);
-			return UT_ECORRUPT;
-		}
-		for (unsigned i = 0; i < n; i++) {
-			unsigned off = ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
-			unsigned len = ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT + 2);
-			if (off < c || off + len > UT_PAGE_SIZE) {
-				ut_set_errdetail("%s: page %u: cell %u out of bounds",
-						 path, pgno, i);
-				return UT_ECORRUPT;
-			}
-		}
-	}
+	if (want != got)
+		return bad(path, pgno, "checksum mismatch (stored %08x, computed "
+			   "%08x)", want, got);
+	return ut_page_check(p, pgno, path);
+}
+
+static const char *type_name(int t)
+{
+	static const char *const names[] = { "unknown", "free", "header", "leaf",
+					     "interior", "overflow" };
+
+	return t >= UT_PT_FREE && t <= UT_PT_OVERFLOW ? names[t] : names[0];
+}
+
+int ut_page_expect_type(const uint8_t *p, uint32_t pgno, int want,
+			uint32_t from, const char *what, const char *path)
+{
+	int t = ut_page_type(p);
+
+	if (t == want)
+		return UT_OK;
+	return bad(path, pgno, "a %s page (type %d) where page %u's %s expects a "
+		   "%s page", type_name(t), t, from, what, type_name(want));
+}
+
+int ut_page_ovfl_step(const uint8_t *p, uint32_t pgno, uint64_t vlen,
+		      uint64_t done, const char *path)
+{
+	uint64_t due = vlen - done < UT_OVFL_CAP ? vlen - done : UT_OVFL_CAP;
+	uint32_t next = ut_page_right(p);
+
+	if (ut_page_type(p) != UT_PT_OVERFLOW)
+		return bad(path, pgno, "a %s page (type %d) in an overflow chain "
+			   "of %llu bytes", type_name(ut_page_type(p)),
+			   ut_page_type(p), (unsigned long long)vlen);
+	if (done >= vlen || ut_page_aux(p) != due)
+		return bad(path, pgno, "overflow page holds %u bytes, the chain "
+			   "of %llu bytes needs %llu after %llu", ut_page_aux(p),
+			   (unsigned long long)vlen,
+			   (unsigned long long)(done < vlen ? due : 0),
+			   (unsigned long long)done);
+	if ((done + due == vlen) != (next == 0))
+		return bad(path, pgno, "overflow chain of %llu bytes %s after "
+			   "%llu (next page %u)", (unsigned long long)vlen,
+			   next ? "goes on" : "ends",
+			   (unsigned long long)(done + due), next);
 	return UT_OK;
 }
 
@@ -105,6 +294,8 @@ void ut_page_compact(uint8_t *p)
 	for (unsigned i = 0; i < n; i++) {
 		unsigned off = ut_ld16(tmp + UT_PG_HDR + i * UT_PG_SLOT);
 		unsigned len = ut_ld16(tmp + UT_PG_HDR + i * UT_PG_SLOT + 2);
+		/* frag + the cells fill the content area: they fit above the slots */
+		assert(len <= top - UT_PG_HDR - n * UT_PG_SLOT);
 		top -= len;
 		memcpy(p + top, tmp + off, len);
 		ut_st16(slot(p, i), (uint16_t)top);
@@ -218,6 +409,7 @@ static int lift_cells(uint8_t *p, uint32_t *a, unsigned n, unsigned want,
 	if (k < 0)
 		return -1;
 	for (int j = 0; j < k; j++) {
+		assert(mv[j].to + mv[j].len <= UT_PAGE_SIZE);
 		memmove(p + mv[j].to, p + mv[j].from, mv[j].len);
 		ut_st16(slot(p, mv[j].idx), mv[j].to);
 		ut_page_touch(touched, mv[j].to, mv[j].len);
@@ -262,6 +454,7 @@ static void put_slot(uint8_t *p, unsigned idx, unsigned off, unsigned len,
 {
 	unsigned n = ut_page_nslots(p);
 
+	assert(idx <= n && len > 0 && off + len <= UT_PAGE_SIZE);
 	ut_page_touch(touched, (unsigned)(slot(p, idx) - p),
 		      (n + 1 - idx) * UT_PG_SLOT);
 	memmove(slot(p, idx + 1), slot(p, idx), (n - idx) * UT_PG_SLOT);
@@ -292,6 +485,7 @@ int ut_page_insert_tracked(uint8_t *p, unsigned idx, const void *cell,
 		}
 		c = content(p);
 	}
+	assert(c >= UT_PG_HDR + (n + 1) * UT_PG_SLOT + len);
 	c -= len;
 	memcpy(p + c, cell, len);
 	ut_page_touch(touched, c, len);
@@ -310,8 +504,11 @@ int ut_page_insert(uint8_t *p, unsigned idx, const void *cell, unsigned len)
 void ut_page_delete_tracked(uint8_t *p, unsigned idx, uint64_t *touched)
 {
 	unsigned n = ut_page_nslots(p);
-	unsigned off = ut_ld16(slot(p, idx)), len = ut_ld16(slot(p, idx) + 2);
+	unsigned off, len;
 
+	assert(idx < n);
+	off = ut_ld16(slot(p, idx));
+	len = ut_ld16(slot(p, idx) + 2);
 	ut_page_touch(touched, 0, UT_PG_HDR);
 	ut_page_touch(touched, (unsigned)(slot(p, idx) - p), (n - idx) * UT_PG_SLOT);
 	if (off == content(p))

@@ -1,8 +1,12 @@
 /*
  * engine/page.h - the on-disk page format and slotted-page helpers.
  *
- * Contract: pure functions over one UT_PAGE_SIZE buffer; no I/O, no locking,
- * no knowledge of what a cell means (the B+tree decides that).
+ * Contract: pure functions over one UT_PAGE_SIZE buffer; no I/O, no locking.
+ * The cell layouts below are the B+tree's (btree.h says what they mean);
+ * they are stated here because they are part of the file format, and a
+ * page read from a file is checked whole, cells included, before anyone
+ * reads it (ut_page_verify): a file may come from elsewhere with checksums
+ * that pass (design.md, "Untrusted files").
  *
  * Every page starts with a 32-byte header (little-endian, unaligned-safe):
  *
@@ -21,12 +25,24 @@
  * Slotted pages (leaf, interior): after the header an array of 4-byte slots
  * {u16 offset, u16 length}, in key order, grows up; cells grow down from the
  * end.  Free space = gap between the two + frag; inserting compacts when the
- * gap alone is too small.  Page 0 (UT_PT_META) holds the database header
- * after the common header; see pager.h.
+ * gap alone is too small.  Invariant: frag + the cells' lengths = the
+ * content area's size, and no two cells overlap.  Page 0 (UT_PT_META)
+ * holds the database header after the common header; see pager.h.
+ *
+ * Cells (slotted pages):
+ *   leaf:     u16 klen, u8 flags, u32 vlen, key, value
+ *             (flags & UT_CELL_OVFL: instead of the value a u32 page number
+ *             of a UT_PT_OVERFLOW chain holding all vlen bytes)
+ *   interior: u32 child, u16 klen, key
+ * Keys are 1..UT_MAX_KEY bytes, strictly increasing within a page (memcmp,
+ * then length); values 0..UT_MAX_VALUE bytes.  An overflow page holds
+ * aux = 1..UT_OVFL_CAP value bytes after the header, every page of a chain
+ * but the last one full.
  */
 #ifndef UT_PAGE_H
 #define UT_PAGE_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -36,6 +52,11 @@
 #define UT_PG_HDR 32u
 #define UT_PG_SLOT 4u
 #define UT_PG_USABLE (UT_PAGE_SIZE - UT_PG_HDR)
+
+#define UT_LEAF_HDR 7u
+#define UT_INT_HDR 6u
+#define UT_CELL_OVFL 1u
+#define UT_OVFL_CAP (UT_PAGE_SIZE - UT_PG_HDR) /* value bytes per overflow page */
 
 enum {
 	UT_PT_FREE = 1,
@@ -71,13 +92,16 @@ static inline void ut_page_set_right(uint8_t *p, uint32_t v) { ut_st32(p + 24, v
 static inline uint32_t ut_page_aux(const uint8_t *p) { return ut_ld32(p + 28); }
 static inline void ut_page_set_aux(uint8_t *p, uint32_t v) { ut_st32(p + 28, v); }
 
-/* Cell i of a slotted page and its length. */
+/* Cell i of a slotted page and its length (i < nslots: the engine's own
+ * invariant; asserts are on in the Debug and sanitizer builds only). */
 static inline uint8_t *ut_page_cell(uint8_t *p, unsigned i)
 {
+	assert(i < ut_page_nslots(p));
 	return p + ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
 }
 static inline unsigned ut_page_cell_len(const uint8_t *p, unsigned i)
 {
+	assert(i < ut_page_nslots(p));
 	return ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT + 2);
 }
 
@@ -88,10 +112,39 @@ void ut_page_init(uint8_t *p, uint32_t pgno, int type);
 void ut_page_seal(uint8_t *p);
 
 /* UT_OK, or UT_ECORRUPT with ut_errdetail "<path>: page N: ..." when the
- * checksum, the stored page number or the header invariants are wrong. */
+ * checksum is wrong or ut_page_check fails. */
 int ut_page_verify(const uint8_t *p, uint32_t pgno, const char *path);
+/* The page without its checksum (a page changed in memory, e.g. by redo):
+ * UT_OK, or UT_ECORRUPT with ut_errdetail naming the page and the field.
+ * Checks the stored page number (== pgno), the type, and per type: slotted
+ * pages' slot array, content start, frag, every cell inside the content
+ * area, no two overlapping, each cell's lengths against its slot and the
+ * limits above, keys strictly increasing, child pointers non-zero and not
+ * the page itself; overflow pages' byte count; a chain pointer ("right")
+ * never the page itself.  Page numbers beyond the file and the type of the
+ * page a pointer leads to are checked where the pointer is followed. */
+int ut_page_check(const uint8_t *p, uint32_t pgno, const char *path);
+/* The slotted layout alone, the cells taken as opaque bytes: the slot
+ * array below the content start, every cell (1 byte or more) inside the
+ * content area, none overlapping, frag = the bytes no cell uses.  Part of
+ * ut_page_check for leaf and interior pages. */
+int ut_page_check_slots(const uint8_t *p, uint32_t pgno, const char *path);
 /* 1 when the page's CRC matches (no error detail set either way). */
 int ut_page_checksum_ok(const uint8_t *p);
+
+/* A pointer in page `from` (its field `what`) led to page pgno, image p:
+ * UT_OK when that page is of type want, else UT_ECORRUPT naming both. */
+int ut_page_expect_type(const uint8_t *p, uint32_t pgno, int want,
+			uint32_t from, const char *what, const char *path);
+/* Page pgno (image p) is the next page of an overflow chain that holds
+ * vlen bytes, done of them in the pages before it: UT_OK when it is an
+ * overflow page holding the bytes due (a full page, or the rest) and its
+ * next pointer ends the chain exactly after the last byte, else
+ * UT_ECORRUPT.  Following only such steps reads every chain in at most
+ * vlen / UT_OVFL_CAP + 1 pages, so a cycle is caught at its first page
+ * too many. */
+int ut_page_ovfl_step(const uint8_t *p, uint32_t pgno, uint64_t vlen,
+		      uint64_t done, const char *path);
 
 /* Bytes a new cell of len bytes may use (slot included) = free space. */
 unsigned ut_page_free(const uint8_t *p);

@@ -335,7 +335,9 @@ const char *ut_pager_protect_reason(ut_pager *p);
 /* Install (or, NULL, remove) the log hooks after open. */
 void ut_pager_set_hooks(ut_pager *p, const ut_log_hooks *hooks);
 
-/* Redo (see the contract above). */
+/* Redo (see the contract above).  Each replayed transaction's pages are
+ * checked whole when it ends (ut_page_check): a violation is UT_ECORRUPT
+ * from the next ut_pager_redo or from ut_pager_redo_end. */
 int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);

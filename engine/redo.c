@@ -102,15 +102,32 @@ int ut_pager_redo_begin(ut_pager *p)
 }
 
 /* The transaction being replayed is complete: stamp its LSN on the pages it
- * changed; they become ordinary dirty (evictable) frames. */
-static void redo_finish_txn(ut_pager *p)
+ * changed; they become ordinary dirty (evictable) frames.  A log record
+ * whose checksum passes may still carry bytes that break a page, or name a
+ * page the database does not have: each page is checked whole
+ * (ut_page_check) as a page read from the file is, and against the page
+ * count the header has after the transaction. */
+static int redo_finish_txn(ut_pager *p)
 {
+	int rc = UT_OK;
+
 	for (size_t i = 0; i < p->ntx; i++) {
 		struct frame *f = p->tx[i];
 		ut_page_set_lsn(f->pg.data, p->lsn);
 		f->txn = 0;
+		if (rc == UT_OK)
+			rc = ut_page_check(f->pg.data, f->pg.pgno, p->path);
+		/* a committed transaction's pages are all below its page count */
+		if (rc == UT_OK && f->pg.pgno >= meta32(p, UT_META_PAGECOUNT)) {
+			ut_set_errdetail("%s: page %u: changed by the log record of "
+					 "LSN %llu, beyond the page count %u", p->path,
+					 f->pg.pgno, (unsigned long long)p->lsn,
+					 meta32(p, UT_META_PAGECOUNT));
+			rc = UT_ECORRUPT;
+		}
 	}
 	p->ntx = 0;
+	return rc;
 }
 
 /* The frame of pgno as the data file has it (a page beyond the end of the
@@ -166,7 +183,8 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 	 * mutex) at open, before the handle exists for any other thread;
 	 * taking p->mu here would invert the p->mu -> log order of commit. */
 	if (lsn != p->lsn) {
-		redo_finish_txn(p);
+		if ((rc = redo_finish_txn(p)))
+			return rc;
 		if (lsn > p->lsn)
 			p->lsn = lsn;
 	}
@@ -190,9 +208,11 @@ out:
 
 int ut_pager_redo_end(ut_pager *p)
 {
+	int rc;
+
 	pthread_mutex_lock(&p->mu);
-	redo_finish_txn(p);
+	rc = redo_finish_txn(p);
 	p->recovering = 0;
 	pthread_mutex_unlock(&p->mu);
-	return UT_OK;
+	return rc;
 }

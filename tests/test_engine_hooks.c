@@ -104,8 +104,10 @@ static void test_log_hooks(void **s)
 	assert_int_equal(ut_pager_begin(p), UT_OK);
 	assert_int_equal(ut_pager_alloc(p, UT_PT_OVERFLOW, &a), UT_OK);
 	a->data[UT_PG_HDR + 100] = 0xA1;
+	ut_page_set_aux(a->data, 101); /* bytes used: a valid overflow page */
 	assert_int_equal(ut_pager_alloc(p, UT_PT_OVERFLOW, &b), UT_OK);
 	b->data[UT_PG_HDR + 100] = 0xB1;
+	ut_page_set_aux(b->data, 101);
 	uint32_t apg = a->pgno, bpg = b->pgno;
 	ut_pager_release(p, a);
 	ut_pager_release(p, b);

@@ -57,8 +57,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +71,7 @@
 #include "db.h"
 #include "flush_doublewrite.h"
 #include "helper_fs.h"
+#include "helper_fuzz.h"
 #include "page.h"
 #include "pager.h"
 #include "ut_crc32c.h"
@@ -87,32 +86,16 @@
 
 /* ---- deterministic randomness ------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-typedef struct rng {
-	uint64_t s;
-} rng;
-
-static uint64_t rnd(rng *r) { return mix64(r->s++ * 0x2545f4914f6cdd1dull + 7); }
-static uint64_t below(rng *r, uint64_t n) { return n ? rnd(r) % n : 0; }
-static int chance(rng *r, unsigned pct) { return below(r, 100) < pct; }
-
 /* ---- values and the oracle -------------------------------------------- */
 
 /* The value of key id written by generation gen: len bytes from a stream
  * keyed by (id, gen), so every version of every key differs. */
 static void fill_value(uint8_t *v, uint32_t id, uint32_t gen, size_t len)
 {
-	uint64_t s = mix64((uint64_t)id << 32 | gen);
+	uint64_t s = fz_mix64((uint64_t)id << 32 | gen);
 
 	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = mix64(s + i);
+		uint64_t w = fz_mix64(s + i);
 		size_t n = len - i < 8 ? len - i : 8;
 
 		memcpy(v + i, &w, n);
@@ -129,11 +112,11 @@ static uint64_t hash_bytes(const void *p, size_t n)
 		uint64_t w;
 
 		memcpy(&w, b + i, 8);
-		h = mix64(h ^ w);
+		h = fz_mix64(h ^ w);
 	}
 	for (; i < n; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
-	return mix64(h);
+	return fz_mix64(h);
 }
 
 typedef struct slot {
@@ -200,11 +183,11 @@ static state snapshot(const slot *sl)
 static void build_oracle(void)
 {
 	static slot sl[MAX_IDS];
-	rng r = { 0x5eed0f0ddull };
+	fz_rng r = { 0x5eed0f0ddull };
 	uint32_t next_new = NBASE_KEYS;
 
 	for (uint32_t id = 0; id < NBASE_KEYS; id++)
-		g_base_len[id] = 40 + (uint32_t)below(&r, 360);
+		g_base_len[id] = 40 + (uint32_t)fz_below(&r, 360);
 	for (size_t i = 0; i < sizeof(overflow_ids) / sizeof(*overflow_ids); i++)
 		g_base_len[overflow_ids[i]] = overflow_len[i];
 	for (uint32_t id = 0; id < NBASE_KEYS; id++)
@@ -217,19 +200,19 @@ static void build_oracle(void)
 
 		co->n = 0;
 		/* one 50 KB value: a transaction spanning several log records */
-		id = (uint32_t)below(&r, next_new);
-		co->ops[co->n++] = (op){ OP_PUT, id, 50000 + (uint32_t)below(&r, 2000) };
+		id = (uint32_t)fz_below(&r, next_new);
+		co->ops[co->n++] = (op){ OP_PUT, id, 50000 + (uint32_t)fz_below(&r, 2000) };
 		for (int i = 0; i < 6; i++) {
-			id = (uint32_t)below(&r, next_new);
-			co->ops[co->n++] = (op){ OP_PUT, id, 40 + (uint32_t)below(&r, 360) };
+			id = (uint32_t)fz_below(&r, next_new);
+			co->ops[co->n++] = (op){ OP_PUT, id, 40 + (uint32_t)fz_below(&r, 360) };
 		}
 		for (int i = 0; i < 3; i++)
-			co->ops[co->n++] = (op){ OP_DEL, (uint32_t)below(&r, next_new), 0 };
+			co->ops[co->n++] = (op){ OP_DEL, (uint32_t)fz_below(&r, next_new), 0 };
 		for (int i = 0; i < 2 && next_new < MAX_IDS; i++)
-			co->ops[co->n++] = (op){ OP_PUT, next_new++, 40 + (uint32_t)below(&r, 360) };
+			co->ops[co->n++] = (op){ OP_PUT, next_new++, 40 + (uint32_t)fz_below(&r, 360) };
 		if (c % 8 == 0) /* an overflow value changes size */
 			co->ops[co->n++] = (op){ OP_PUT, overflow_ids[c / 8 % 6],
-						 40000 + (uint32_t)below(&r, 260000) };
+						 40000 + (uint32_t)fz_below(&r, 260000) };
 		for (int i = 0; i < co->n; i++) {
 			op *o = &co->ops[i];
 
@@ -248,49 +231,6 @@ static int same_state(const state *a, const state *b)
 }
 
 /* ---- small file helpers ------------------------------------------------ */
-
-typedef struct blob {
-	uint8_t *p;
-	size_t n;
-	int exists;
-} blob;
-
-static blob slurp(const char *path)
-{
-	blob b = { NULL, 0, 0 };
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return b;
-	b.exists = 1;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
-		b.p = malloc((size_t)st.st_size);
-		if (b.p && read(fd, b.p, (size_t)st.st_size) == st.st_size)
-			b.n = (size_t)st.st_size;
-	}
-	close(fd);
-	return b;
-}
-
-static int spill(const char *path, const uint8_t *p, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	size_t done = 0;
-
-	if (fd < 0)
-		return -1;
-	while (done < n) {
-		ssize_t w = write(fd, p + done, n - done);
-
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	return close(fd);
-}
 
 static void die(const char *fmt, ...)
 {
@@ -314,7 +254,7 @@ typedef struct base {
 	char name;
 	size_t cache;
 	char path[512];
-	blob f[NFILES];
+	fz_blob f[NFILES];
 	/* from the child that built it */
 	uint64_t commit_lsn[NCOMMITS + 1]; /* [0] = redo start (checkpoint) */
 	/* from parsing the files */
@@ -443,7 +383,7 @@ static size_t record_at(const uint8_t *p, size_t size, size_t off, uint64_t salt
 
 static void parse_wal(base *b)
 {
-	const blob *w = &b->f[F_WAL];
+	const fz_blob *w = &b->f[F_WAL];
 	uint64_t ep[2] = { 0, 0 }, salt[2], start[2];
 	int ok[2];
 	size_t off = UT_WAL_DATA_OFF, cap = 256;
@@ -508,7 +448,7 @@ static int page_valid(const uint8_t *p)
 /* The newest page anywhere: evidence of how far the durable log reached. */
 static void scan_pages(base *b)
 {
-	const blob *d = &b->f[F_DATA], *dw = &b->f[F_DW];
+	const fz_blob *d = &b->f[F_DATA], *dw = &b->f[F_DW];
 	uint64_t max = 0, redo;
 
 	if (d->n < UT_PAGE_SIZE || d->n % UT_PAGE_SIZE)
@@ -563,7 +503,7 @@ static void build_base(base *b, const char *dir, char name, size_t cache)
 		char p[600];
 
 		snprintf(p, sizeof(p), "%s%s", b->path, file_suffix[f]);
-		b->f[f] = slurp(p);
+		b->f[f] = fz_slurp(p);
 		if (!b->f[f].n)
 			die("base %c: %s is missing or empty", name, p);
 	}
@@ -596,82 +536,82 @@ typedef struct mutation {
 } mutation;
 
 /* An offset in file f of base b, biased to the parts that matter. */
-static size_t pick_offset(rng *r, const base *b, int f)
+static size_t pick_offset(fz_rng *r, const base *b, int f)
 {
 	size_t n = b->f[f].n;
 
 	switch (f) {
 	case F_WAL:
-		if (chance(r, 12)) /* a header slot, mostly the current one's 64 bytes */
-			return (chance(r, 70) ? b->wal_slot : 1 - b->wal_slot) * 4096 +
-			       below(r, chance(r, 80) ? 64 : 4096);
-		if (chance(r, 85))
-			return UT_WAL_DATA_OFF + below(r, b->commit_end_off[NCOMMITS] - UT_WAL_DATA_OFF);
-		return below(r, n);
+		if (fz_chance(r, 12)) /* a header slot, mostly the current one's 64 bytes */
+			return (fz_chance(r, 70) ? b->wal_slot : 1 - b->wal_slot) * 4096 +
+			       fz_below(r, fz_chance(r, 80) ? 64 : 4096);
+		if (fz_chance(r, 85))
+			return UT_WAL_DATA_OFF + fz_below(r, b->commit_end_off[NCOMMITS] - UT_WAL_DATA_OFF);
+		return fz_below(r, n);
 	case F_DATA:
-		if (chance(r, 10))
-			return below(r, 128); /* the database header */
-		return below(r, n);
+		if (fz_chance(r, 10))
+			return fz_below(r, 128); /* the database header */
+		return fz_below(r, n);
 	default:
-		if (chance(r, 10))
-			return below(r, chance(r, 50) ? 32 : UT_DW_HDR); /* the floor */
-		if (chance(r, 40)) /* a slot header */
-			return UT_DW_SLOT_OFF(below(r, (n - UT_DW_HDR) / UT_DW_SLOT_BYTES)) +
-			       below(r, chance(r, 70) ? 32 : UT_DW_HDR);
-		return below(r, n);
+		if (fz_chance(r, 10))
+			return fz_below(r, fz_chance(r, 50) ? 32 : UT_DW_HDR); /* the floor */
+		if (fz_chance(r, 40)) /* a slot header */
+			return UT_DW_SLOT_OFF(fz_below(r, (n - UT_DW_HDR) / UT_DW_SLOT_BYTES)) +
+			       fz_below(r, fz_chance(r, 70) ? 32 : UT_DW_HDR);
+		return fz_below(r, n);
 	}
 }
 
-static size_t pick_len(rng *r)
+static size_t pick_len(fz_rng *r)
 {
-	switch (below(r, 4)) {
-	case 0: return 1 + below(r, 16);
-	case 1: return 1 + below(r, 512);
-	case 2: return 4096 * (1 + below(r, 4)); /* sectors */
-	default: return 1 + below(r, 40000);
+	switch (fz_below(r, 4)) {
+	case 0: return 1 + fz_below(r, 16);
+	case 1: return 1 + fz_below(r, 512);
+	case 2: return 4096 * (1 + fz_below(r, 4)); /* sectors */
+	default: return 1 + fz_below(r, 40000);
 	}
 }
 
-static size_t pick_trunc(rng *r, const base *b, int f, int *boundary)
+static size_t pick_trunc(fz_rng *r, const base *b, int f, int *boundary)
 {
 	size_t n = b->f[f].n;
 
 	*boundary = 0;
 	if (f == F_WAL) {
-		uint64_t c = below(r, 100);
+		uint64_t c = fz_below(r, 100);
 
 		if (c < 45) {
 			*boundary = 1;
-			return c < 10 ? UT_WAL_DATA_OFF : b->rec_end[below(r, b->nrec)];
+			return c < 10 ? UT_WAL_DATA_OFF : b->rec_end[fz_below(r, b->nrec)];
 		}
 		if (c < 85)
-			return UT_WAL_DATA_OFF + below(r, n - UT_WAL_DATA_OFF);
+			return UT_WAL_DATA_OFF + fz_below(r, n - UT_WAL_DATA_OFF);
 		if (c < 95)
-			return below(r, UT_WAL_DATA_OFF);
+			return fz_below(r, UT_WAL_DATA_OFF);
 		return 0;
 	}
-	if (f == F_DATA && chance(r, 60)) /* whole pages, or a partial last page */
-		return UT_PAGE_SIZE * below(r, n / UT_PAGE_SIZE) + 4096 * below(r, 4);
-	if (f == F_DW && chance(r, 50))
-		return UT_DW_SLOT_OFF(below(r, (n - UT_DW_HDR) / UT_DW_SLOT_BYTES + 1));
-	return below(r, n);
+	if (f == F_DATA && fz_chance(r, 60)) /* whole pages, or a partial last page */
+		return UT_PAGE_SIZE * fz_below(r, n / UT_PAGE_SIZE) + 4096 * fz_below(r, 4);
+	if (f == F_DW && fz_chance(r, 50))
+		return UT_DW_SLOT_OFF(fz_below(r, (n - UT_DW_HDR) / UT_DW_SLOT_BYTES + 1));
+	return fz_below(r, n);
 }
 
 /* Iteration i of the run with this seed: which base, file and mutation.
  * A function of (seed, i) alone, so UT_FUZZ_ONLY can replay it. */
 static mutation plan(uint64_t seed, long i)
 {
-	rng r = { mix64(seed * 0x100000001b3ull + (uint64_t)i) };
+	fz_rng r = { fz_mix64(seed * 0x100000001b3ull + (uint64_t)i) };
 	mutation m;
 	const base *b;
 	size_t n;
 
 	memset(&m, 0, sizeof(m));
-	m.base = (int)below(&r, 2);
+	m.base = (int)fz_below(&r, 2);
 	b = &g_base[m.base];
-	m.file = (int)below(&r, 100) < 45 ? F_WAL : (int)below(&r, 2) ? F_DATA : F_DW;
+	m.file = (int)fz_below(&r, 100) < 45 ? F_WAL : (int)fz_below(&r, 2) ? F_DATA : F_DW;
 	n = b->f[m.file].n;
-	m.kind = (int)below(&r, 100);
+	m.kind = (int)fz_below(&r, 100);
 	m.kind = m.kind < 18 ? M_FLIP : m.kind < 28 ? M_RUN : m.kind < 48 ? M_TRUNC :
 		 m.kind < 58 ? M_INSERT : m.kind < 68 ? M_REMOVE : m.kind < 76 ? M_DUP_INSERT :
 		 m.kind < 84 ? M_DUP_OVER : m.kind < 98 ? M_ZERO : M_DELETE;
@@ -681,8 +621,8 @@ static mutation plan(uint64_t seed, long i)
 		m.off = n - 1;
 	switch (m.kind) {
 	case M_FLIP:
-		m.bits = chance(&r, 70) ? 1 : 2 + (unsigned)below(&r, 7);
-		m.len = m.bits == 1 ? 1 : 1 + below(&r, 64);
+		m.bits = fz_chance(&r, 70) ? 1 : 2 + (unsigned)fz_below(&r, 7);
+		m.len = m.bits == 1 ? 1 : 1 + fz_below(&r, 64);
 		break;
 	case M_TRUNC:
 		m.off = pick_trunc(&r, b, m.file, &m.boundary);
@@ -706,9 +646,9 @@ static mutation plan(uint64_t seed, long i)
 			m.len = 1, m.src = 0;
 		break;
 	case M_ZERO:
-		if (chance(&r, 50)) { /* a lost sector or page write */
+		if (fz_chance(&r, 50)) { /* a lost sector or page write */
 			m.off &= ~(size_t)4095;
-			m.len = chance(&r, 50) ? 4096 : UT_PAGE_SIZE;
+			m.len = fz_chance(&r, 50) ? 4096 : UT_PAGE_SIZE;
 		}
 		break;
 	}
@@ -728,28 +668,28 @@ static mutation plan(uint64_t seed, long i)
 }
 
 /* The mutated file's bytes (exists = 0 for a deleted file). */
-static blob mutate(const mutation *m, uint64_t seed, long i)
+static fz_blob mutate(const mutation *m, uint64_t seed, long i)
 {
-	const blob *in = &g_base[m->base].f[m->file];
-	rng r = { mix64(seed ^ 0xabcdef12345ull ^ (uint64_t)i * 31) };
-	blob out = { malloc(in->n + m->len + 1), in->n, 1 };
+	const fz_blob *in = &g_base[m->base].f[m->file];
+	fz_rng r = { fz_mix64(seed ^ 0xabcdef12345ull ^ (uint64_t)i * 31) };
+	fz_blob out = { malloc(in->n + m->len + 1), in->n, 1 };
 	uint8_t *p = out.p;
 
 	memcpy(p, in->p, in->n);
 	switch (m->kind) {
 	case M_FLIP:
 		for (unsigned k = 0; k < m->bits; k++) {
-			size_t at = m->off + below(&r, m->len);
+			size_t at = m->off + fz_below(&r, m->len);
 
-			p[at] ^= (uint8_t)(1u << below(&r, 8));
+			p[at] ^= (uint8_t)(1u << fz_below(&r, 8));
 		}
 		break;
 	case M_RUN: {
-		int pattern = (int)below(&r, 3); /* random, 0xff, one random byte */
-		uint8_t c = pattern == 1 ? 0xff : (uint8_t)rnd(&r);
+		int pattern = (int)fz_below(&r, 3); /* random, 0xff, one random byte */
+		uint8_t c = pattern == 1 ? 0xff : (uint8_t)fz_rnd(&r);
 
 		for (size_t k = 0; k < m->len; k++)
-			p[m->off + k] = pattern == 0 ? (uint8_t)rnd(&r) : c;
+			p[m->off + k] = pattern == 0 ? (uint8_t)fz_rnd(&r) : c;
 		break;
 	}
 	case M_TRUNC:
@@ -758,7 +698,7 @@ static blob mutate(const mutation *m, uint64_t seed, long i)
 	case M_INSERT:
 		memmove(p + m->off + m->len, p + m->off, in->n - m->off);
 		for (size_t k = 0; k < m->len; k++)
-			p[m->off + k] = (uint8_t)rnd(&r);
+			p[m->off + k] = (uint8_t)fz_rnd(&r);
 		out.n += m->len;
 		break;
 	case M_REMOVE:
@@ -958,7 +898,7 @@ static const char *const outcome_name[NOUTCOMES] = {
 
 /* Commits 1..k of the log are intact when the mutated log holds their
  * records byte for byte where they were. */
-static int intact_commits(const base *b, const blob *w)
+static int intact_commits(const base *b, const fz_blob *w)
 {
 	int k = 0;
 
@@ -974,7 +914,7 @@ static int intact_commits(const base *b, const blob *w)
  * was durable past lsn, so commits after lsn were acknowledged.  (Records of
  * the batch right after lsn carry floor = lsn: a torn write of that batch
  * leaves them, so they prove nothing.) */
-static int evidence_after(const base *b, const blob *w, uint64_t lsn)
+static int evidence_after(const base *b, const fz_blob *w, uint64_t lsn)
 {
 	for (size_t off = 0; off + UT_WAL_REC_HDR <= w->n; off++)
 		if (get64le(w->p + off + 24) == b->wal_salt &&
@@ -985,7 +925,7 @@ static int evidence_after(const base *b, const blob *w, uint64_t lsn)
 
 /* The state after commit k < 40 is allowed only when nothing in the files
  * shows that the lost commits were durable (see the header comment). */
-static int loss_undetectable(const mutation *m, const blob *w, int k)
+static int loss_undetectable(const mutation *m, const fz_blob *w, int k)
 {
 	const base *b = &g_base[m->base];
 	const uint8_t *slot = b->f[F_WAL].p + b->wal_slot * 4096;
@@ -1018,7 +958,7 @@ static int dw_copies_only(const mutation *m)
 	return m->file == F_DW && m->kind != M_DELETE && m->off >= UT_DW_HDR;
 }
 
-static int classify(const mutation *m, const blob *mutated, const result *r)
+static int classify(const mutation *m, const fz_blob *mutated, const result *r)
 {
 	if (r->open_rc) {
 		if (!refusal_ok(m, r->open_rc) || !r->detail[0])
@@ -1050,15 +990,8 @@ static int classify(const mutation *m, const blob *mutated, const result *r)
 
 /* ---- the run ----------------------------------------------------------- */
 
-static long env_long(const char *name, long dflt)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtol(s, NULL, 0) : dflt;
-}
-
 static void copy_base(const base *b, const char *path, const mutation *m,
-		      const blob *mutated)
+		      const fz_blob *mutated)
 {
 	for (int f = 0; f < NFILES; f++) {
 		char p[600];
@@ -1066,67 +999,40 @@ static void copy_base(const base *b, const char *path, const mutation *m,
 		snprintf(p, sizeof(p), "%s%s", path, file_suffix[f]);
 		unlink(p);
 		if (f == m->file) {
-			if (mutated->exists && spill(p, mutated->p, mutated->n))
+			if (mutated->exists && fz_spill(p, mutated->p, mutated->n))
 				die("write %s: %s", p, strerror(errno));
-		} else if (spill(p, b->f[f].p, b->f[f].n)) {
+		} else if (fz_spill(p, b->f[f].p, b->f[f].n)) {
 			die("write %s: %s", p, strerror(errno));
 		}
 	}
+}
+
+struct child_ctx {
+	const base *b;
+	const char *path;
+};
+
+static void child_main(void *ctx, int fd)
+{
+	const struct child_ctx *c = ctx;
+
+	run_child(c->b, c->path, fd);
 }
 
 /* Run the child; fill r.  Returns O_CRASH/O_HANG, or -1 when it answered. */
 static int run_iteration(const base *b, const char *path, long timeout_s,
 			 result *r, char *why, size_t whylen)
 {
-	int fds[2], st;
-	pid_t pid;
-	struct pollfd pf;
-	size_t got = 0;
-	time_t t0 = time(NULL);
+	struct child_ctx c = { b, path };
 
-	if (pipe(fds))
-		die("pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(fds[0]);
-		run_child(b, path, fds[1]);
-	}
-	close(fds[1]);
-	pf.fd = fds[0];
-	pf.events = POLLIN;
-	while (got < sizeof(*r)) {
-		long left = timeout_s - (long)(time(NULL) - t0);
-		int n = left > 0 ? poll(&pf, 1, (int)(left * 1000)) : 0;
-		ssize_t rd;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			close(fds[0]);
-			snprintf(why, whylen, "no answer in %ld s (killed)", timeout_s);
-			return O_HANG;
-		}
-		rd = read(fds[0], (char *)r + got, sizeof(*r) - got);
-		if (rd <= 0)
-			break;
-		got += (size_t)rd;
-	}
-	close(fds[0]);
-	if (waitpid(pid, &st, 0) != pid)
-		die("waitpid: %s", strerror(errno));
-	if (got == sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	switch (fz_run_child(child_main, &c, r, sizeof(*r), timeout_s, why, whylen)) {
+	case FZ_ANSWERED:
 		return -1;
-	if (WIFSIGNALED(st))
-		snprintf(why, whylen, "killed by signal %d", WTERMSIG(st));
-	else
-		snprintf(why, whylen, "exit status %d (sanitizer report above?)",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	return O_CRASH;
+	case FZ_HANG:
+		return O_HANG;
+	default:
+		return O_CRASH;
+	}
 }
 
 static void print_row(const char *label, const long *row, long total)
@@ -1149,11 +1055,11 @@ static void print_header(const char *first)
 int main(void)
 {
 	const char *tmp = getenv("UT_TMPDIR");
-	uint64_t seed = (uint64_t)env_long("UT_FUZZ_SEED", 1);
-	long iters = env_long("UT_FUZZ_ITERS", 300);
-	long only = env_long("UT_FUZZ_ONLY", -1);
-	long timeout_s = env_long("UT_FUZZ_TIMEOUT", 120);
-	int verbose = (int)env_long("UT_FUZZ_VERBOSE", 0);
+	uint64_t seed = (uint64_t)fz_env_long("UT_FUZZ_SEED", 1);
+	long iters = fz_env_long("UT_FUZZ_ITERS", 300);
+	long only = fz_env_long("UT_FUZZ_ONLY", -1);
+	long timeout_s = fz_env_long("UT_FUZZ_TIMEOUT", 120);
+	int verbose = (int)fz_env_long("UT_FUZZ_VERBOSE", 0);
 	static long by_file[2][NFILES][NOUTCOMES], by_kind[NKINDS][NOUTCOMES];
 	static long examples[2][NFILES][NOUTCOMES][4]; /* count, 3 iterations */
 	long failures = 0, done = 0;
@@ -1181,7 +1087,7 @@ int main(void)
 	/* the control: an unmutated copy of each base recovers all 40 commits */
 	for (int bi = 0; bi < 2; bi++) {
 		mutation m;
-		blob same = g_base[bi].f[F_WAL];
+		fz_blob same = g_base[bi].f[F_WAL];
 		result r;
 		char why[128];
 		int o;
@@ -1203,7 +1109,7 @@ int main(void)
 
 	for (long i = only >= 0 ? only : 0; i < (only >= 0 ? only + 1 : iters); i++) {
 		mutation m = plan(seed, i);
-		blob mutated = mutate(&m, seed, i);
+		fz_blob mutated = mutate(&m, seed, i);
 		result r;
 		char why[128] = "";
 		int o;

@@ -35,6 +35,10 @@ static uint8_t *make_page(uint32_t pgno, unsigned version)
 	assert_non_null(p);
 	ut_page_init(p, pgno, UT_PT_LEAF);
 	memset(cell, (int)(version * 16 + pgno), sizeof(cell));
+	/* a leaf cell's header: a 1-byte key, the rest its value */
+	ut_st16(cell, 1);
+	cell[2] = 0;
+	ut_st32(cell + 3, sizeof(cell) - UT_LEAF_HDR - 1);
 	assert_int_equal(ut_page_insert(p, 0, cell, sizeof(cell)), UT_OK);
 	ut_page_set_lsn(p, version);
 	ut_page_seal(p);

@@ -44,7 +44,8 @@ static void test_crc_detects_corruption(void **s)
 {
 	(void)s;
 	uint8_t *p = newpage(3, UT_PT_LEAF);
-	assert_int_equal(ut_page_insert(p, 0, "hello", 5), 0);
+	/* a leaf cell: key "k", value "hell" */
+	assert_int_equal(ut_page_insert(p, 0, "\x01\x00\x00\x04\x00\x00\x00khell", 12), 0);
 	ut_page_seal(p);
 	assert_int_equal(ut_page_verify(p, 3, "db"), UT_OK);
 	/* flip one byte anywhere: header, slot array, free space, cell */
@@ -148,7 +149,7 @@ static void test_slotted_insert_delete(void **s)
 	check_cells(p, model, n);
 	assert_int_equal(ut_page_used(p), used);
 	ut_page_seal(p);
-	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_check_slots(p, 1, "x"), UT_OK);
 	free(p);
 }
 
@@ -192,7 +193,7 @@ static void test_fill_and_compaction(void **s)
 		ut_page_delete(p, 0);
 	assert_int_equal(ut_page_free(p), UT_PG_USABLE);
 	ut_page_seal(p);
-	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_check_slots(p, 1, "x"), UT_OK);
 	free(p);
 }
 
@@ -228,7 +229,7 @@ static void test_insert_reuses_hole(void **s)
 	/* the 23 bytes left over are fragments: a 123-byte cell is refused */
 	assert_int_equal(ut_page_insert(p, 0, other, sizeof(other)), -1);
 	ut_page_seal(p);
-	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_check_slots(p, 1, "x"), UT_OK);
 	assert_int_equal(ut_page_used(p), n * UT_PG_SLOT + (n - 1) * sizeof(cell) + 100);
 	free(p);
 }
@@ -276,7 +277,7 @@ static void test_insert_lifts_cells(void **s)
 	}
 	assert_int_equal(ut_page_used(p), (n + 1) * UT_PG_SLOT + n * sizeof(cell) + sizeof(big));
 	ut_page_seal(p);
-	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_check_slots(p, 1, "x"), UT_OK);
 	free(before);
 	free(p);
 }
@@ -315,7 +316,7 @@ static void test_insert_untracked_compacts(void **s)
 	}
 	assert_memory_equal(ut_page_cell(p, n), big, sizeof(big));
 	ut_page_seal(p);
-	assert_int_equal(ut_page_verify(p, 1, "x"), UT_OK);
+	assert_int_equal(ut_page_check_slots(p, 1, "x"), UT_OK);
 	free(p);
 }
 
@@ -385,7 +386,7 @@ static void test_random_ops_keep_cells(void **s)
 				assert_memory_equal(ut_page_cell(p, i), model[i], mlen[i]);
 			}
 			ut_page_seal(p);
-			assert_int_equal(ut_page_verify(p, 3, "x"), UT_OK);
+			assert_int_equal(ut_page_check_slots(p, 3, "x"), UT_OK);
 		}
 	}
 	/* most changes stay within a few blocks (the log's saving) */
@@ -405,6 +406,95 @@ static void test_verify_rejects_bad_slots(void **s)
 	free(p);
 }
 
+/* A leaf with cells "k1" -> "v1" and "k2" -> "v2". */
+static uint8_t *two_cell_leaf(uint32_t pgno)
+{
+	uint8_t *p = newpage(pgno, UT_PT_LEAF);
+
+	assert_int_equal(ut_page_insert(p, 0, "\x02\x00\x00\x02\x00\x00\x00k1v1", 11), 0);
+	assert_int_equal(ut_page_insert(p, 1, "\x02\x00\x00\x02\x00\x00\x00k2v2", 11), 0);
+	ut_page_seal(p);
+	assert_int_equal(ut_page_verify(p, pgno, "x"), UT_OK);
+	return p;
+}
+
+/* Fields that lie with a valid checksum: each is refused with a detail
+ * naming the page and the field. */
+static void test_verify_rejects_lying_cells(void **s)
+{
+	(void)s;
+	static const struct {
+		unsigned off, width;
+		uint32_t value;
+		const char *detail;
+	} lies[] = {
+		{ UT_PAGE_SIZE - 11, 2, 2000, "key length" },     /* cell 0's klen */
+		{ UT_PAGE_SIZE - 11 + 3, 4, 1u << 28, "value length" },
+		{ UT_PAGE_SIZE - 11 + 3, 4, 3, "bytes for a key" },
+		{ UT_PAGE_SIZE - 11 + 2, 1, 4, "flags" },
+		{ UT_PAGE_SIZE - 11 + 2, 1, UT_CELL_OVFL, "bytes for a key" },
+		{ UT_PAGE_SIZE - 11 + 8, 1, '3', "not above" },   /* "k3" > "k2" */
+		{ UT_PG_HDR + 4, 2, UT_PAGE_SIZE - 16, "overlaps" },
+		{ UT_PG_HDR + 2, 2, 12, "outside the content" },
+		{ 22, 2, 5, "frag" },
+		{ 20, 2, 40, "content area" },
+		{ 6, 2, 3, "outside the content" },               /* nslots */
+		{ 4, 1, 9, "unknown page type" },
+		{ 16, 4, 8, "header says page" },
+	};
+
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		uint8_t *p = two_cell_leaf(9);
+
+		if (lies[i].width == 1)
+			p[lies[i].off] = (uint8_t)lies[i].value;
+		else if (lies[i].width == 2)
+			ut_st16(p + lies[i].off, (uint16_t)lies[i].value);
+		else
+			ut_st32(p + lies[i].off, lies[i].value);
+		ut_page_seal(p);
+		if (ut_page_verify(p, 9, "x") != UT_ECORRUPT)
+			fail_msg("lie %zu accepted", i);
+		if (!strstr(ut_errdetail(), "x: page 9: ") ||
+		    !strstr(ut_errdetail(), lies[i].detail))
+			fail_msg("lie %zu: detail \"%s\"", i, ut_errdetail());
+		free(p);
+	}
+}
+
+/* Overflow pages: byte count, and a chain step that does not match the
+ * value's length or ends or goes on at the wrong page. */
+static void test_overflow_steps(void **s)
+{
+	(void)s;
+	uint8_t *p = newpage(5, UT_PT_OVERFLOW);
+
+	ut_page_set_aux(p, UT_OVFL_CAP);
+	ut_page_set_right(p, 6);
+	assert_int_equal(ut_page_check(p, 5, "x"), UT_OK);
+	assert_int_equal(ut_page_ovfl_step(p, 5, 2 * UT_OVFL_CAP, 0, "x"), UT_OK);
+	/* the chain should end here */
+	assert_int_equal(ut_page_ovfl_step(p, 5, UT_OVFL_CAP, 0, "x"), UT_ECORRUPT);
+	/* a page past the value's end (a cycle goes on forever) */
+	assert_int_equal(ut_page_ovfl_step(p, 5, 2 * UT_OVFL_CAP, 2 * UT_OVFL_CAP, "x"),
+			 UT_ECORRUPT);
+	/* fewer bytes than due */
+	assert_int_equal(ut_page_ovfl_step(p, 5, 3 * UT_OVFL_CAP, 0, "x"), UT_OK);
+	ut_page_set_aux(p, 100);
+	assert_int_equal(ut_page_ovfl_step(p, 5, 3 * UT_OVFL_CAP, 0, "x"), UT_ECORRUPT);
+	ut_page_set_right(p, 0);
+	assert_int_equal(ut_page_ovfl_step(p, 5, 100, 0, "x"), UT_OK);
+	ut_page_set_aux(p, UT_OVFL_CAP + 1);
+	assert_int_equal(ut_page_check(p, 5, "x"), UT_ECORRUPT);
+	ut_page_set_aux(p, 1);
+	ut_page_set_right(p, 5);
+	assert_int_equal(ut_page_check(p, 5, "x"), UT_ECORRUPT);
+	p[4] = UT_PT_LEAF;
+	assert_int_equal(ut_page_ovfl_step(p, 5, 1, 0, "x"), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "a leaf page"));
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +508,8 @@ int main(void)
 		cmocka_unit_test(test_insert_untracked_compacts),
 		cmocka_unit_test(test_random_ops_keep_cells),
 		cmocka_unit_test(test_verify_rejects_bad_slots),
+		cmocka_unit_test(test_verify_rejects_lying_cells),
+		cmocka_unit_test(test_overflow_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,6 +173,24 @@ static int parse_protect(const char *s, enum ut_protect *p)
 	return -1;
 }
 
+/* A key (k non-NULL) and value the engine handed out, against the limits
+ * of untorn.h, before a byte of them is printed.  The engine checks every
+ * length it reads from a file; this is the tool's own check, so that a
+ * length the engine let through by mistake is a refusal, never a read past
+ * a buffer.  0, or EXIT_CORRUPT with the reason on stderr. */
+static int lengths_ok(const char *db, const void *k, size_t kl, const void *v,
+		      size_t vl)
+{
+	if ((k && (kl == 0 || kl > UT_MAX_KEY)) || vl > UT_MAX_VALUE ||
+	    (vl && !v)) {
+		warnx("%s: database corrupt: the engine returned a key of %zu "
+		      "bytes and a value of %zu (limits %u and %u); not printed",
+		      db, kl, vl, UT_MAX_KEY, UT_MAX_VALUE);
+		return EXIT_CORRUPT;
+	}
+	return 0;
+}
+
 /* Write len bytes escaped to f. */
 static void put_escaped(FILE *f, const unsigned char *p, size_t len)
 {
@@ -343,6 +361,8 @@ static int cmd_get(int argc, char **argv, long batch)
 		ex = EXIT_NOTFOUND;
 	} else if (rc) {
 		ex = fail_rc(rc, argv[0]);
+	} else if ((ex = lengths_ok(argv[0], NULL, 0, v, vl))) {
+		/* said why */
 	} else {
 		if (g.escaped)
 			put_escaped(stdout, v, vl);
@@ -398,7 +418,7 @@ static int cmd_scan(int argc, char **argv, long batch)
 	ut_txn *t;
 	ut_cursor *c = NULL;
 	size_t fl = 0, tl = 0;
-	int rc, ex;
+	int rc, ex, bad = 0;
 
 	(void)batch;
 	if (argc > 1 && arg_bytes(argv[1], "FROM", &fl))
@@ -420,6 +440,8 @@ static int cmd_scan(int argc, char **argv, long batch)
 		rc = ut_cursor_get(c, &k, &klen, &v, &vlen);
 		if (rc)
 			break;
+		if ((bad = lengths_ok(argv[0], k, klen, v, vlen)))
+			break;
 		if (argc > 2 && keycmp(k, klen, argv[2], tl) >= 0)
 			break;
 		put_escaped(stdout, k, klen);
@@ -431,7 +453,7 @@ static int cmd_scan(int argc, char **argv, long batch)
 	if (c)
 		ut_cursor_close(c);
 	ut_abort(t);
-	ex = (rc && rc != UT_NOTFOUND) ? fail_rc(rc, argv[0]) : EXIT_OK;
+	ex = bad ? bad : (rc && rc != UT_NOTFOUND) ? fail_rc(rc, argv[0]) : EXIT_OK;
 	if (fflush(stdout) && ex == EXIT_OK) {
 		warnx("stdout: %s", strerror(errno));
 		ex = EXIT_ERROR;
