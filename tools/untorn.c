@@ -5,8 +5,8 @@
  *
  * One process, one short-lived handle per command: open, do the work in one
  * transaction (load: one per batch), close.  Everything the tool knows about
- * the engine comes through include/untorn.h; `info` also asks the file layer
- * (io/ut_io.h) what it would do with a path.
+ * the engine comes through include/untorn.h (nothing else of the library's
+ * is included).
  *
  * Exit codes: 0 ok, 1 not found, 2 corrupt, 3 error, 64 usage.
  *
@@ -25,8 +25,6 @@
 #include <unistd.h>
 
 #include "untorn.h"
-#include "ut_io.h"
-#include "db.h" /* ut_db_protect_reason, ut_db_direct_note */
 
 #define EXIT_OK 0
 #define EXIT_NOTFOUND 1
@@ -615,126 +613,80 @@ static int cmd_stats(int argc, char **argv, long batch)
 }
 
 /*
- * info: what the io layer's statx probe (ut_probe_atomic) and a trial open
- * through the POSIX vfs report for PATH (or, when PATH does not exist yet,
+ * info: what ut_probe reports for PATH (or, when PATH does not exist yet,
  * for a scratch file in the directory it would be created in, or the
  * directory itself when no file can be created there), then the protection
  * mode: for an existing database the engine's own choice and reason
- * (ut_db_protect_reason), else what UT_PROTECT_AUTO would choose.
+ * (ut_protect_reason), else what UT_PROTECT_AUTO would choose.
  * Output is NAME<TAB>VALUE lines.
  */
-struct info_ctx {
-	const char *path;
-	int exists;
-	const char *probed;   /* PATH, a scratch file beside it, or its directory */
-	ut_atomic_info ai;
-	int probe_rc;         /* ut_probe_atomic's return */
-	ut_file *f;           /* PATH (or a scratch file in its directory) */
-	int open_rc;
-	const char *direct_note;
-	int direct;           /* the trial open got O_DIRECT */
-	int uring;
-	char *scratch;        /* scratch file to remove, or NULL */
-};
-
 static const char *yesno(int b) { return b ? "yes" : "no"; }
 
-static void info_file(struct info_ctx *x)
+static void info_file(const char *path, const ut_probe_info *pi)
 {
-	uint64_t sz = 0;
-
-	printf("path\t%s\n", x->path);
-	printf("exists\t%s\n", x->exists ? "yes" : "no");
-	printf("probed\t%s (%s)\n", x->probed,
-	       x->exists ? "file"
-	       : x->probed == x->scratch ? "scratch file in its directory"
+	printf("path\t%s\n", path);
+	printf("exists\t%s\n", yesno(pi->exists));
+	printf("probed\t%s\n",
+	       pi->probed == UT_PROBED_FILE ? "the file itself"
+	       : pi->probed == UT_PROBED_SCRATCH ? "scratch file in its directory"
 	       : "directory: no scratch file could be created");
-	if (x->exists && x->f && !ut_file_size(x->f, &sz))
-		printf("size\t%llu\n", (unsigned long long)sz);
+	if (pi->exists && !pi->open_rc)
+		printf("size\t%llu\n", (unsigned long long)pi->file_size);
 }
 
-static void info_atomic(struct info_ctx *x)
+static void info_atomic(const ut_probe_info *pi)
 {
-	const ut_atomic_info *ai = &x->ai;
-
-	if (x->probe_rc != UT_OK && !ai->statx_errno) {
-		printf("statx\tfailed: %s (%s)\n", ut_strerror(x->probe_rc),
-		       ut_errdetail());
-	} else if (ai->statx_errno) {
-		printf("statx\tfailed: %s\n", strerror(ai->statx_errno));
-	} else {
+	if (pi->statx_errno)
+		printf("statx\tfailed: %s\n", strerror(pi->statx_errno));
+	else
 		printf("statx\tok\n");
-	}
 	printf("statx_mask_write_atomic\t%s\n",
-	       ai->statx_errno ? "unknown" : yesno(!ai->mask_missing));
-	printf("statx_attr_write_atomic\t%s\n", yesno(ai->supported));
-	if (ai->statx_errno)
-		printf("atomic_write\tunknown (statx: %s)\n", strerror(ai->statx_errno));
-	else if (ai->mask_missing)
+	       pi->statx_errno ? "unknown" : yesno(pi->statx_atomic_reported));
+	printf("statx_attr_write_atomic\t%s\n", yesno(pi->atomic_supported));
+	if (pi->statx_errno)
+		printf("atomic_write\tunknown (statx: %s)\n", strerror(pi->statx_errno));
+	else if (!pi->statx_atomic_reported)
 		printf("atomic_write\tunknown (statx did not report STATX_WRITE_ATOMIC)\n");
 	else
-		printf("atomic_write\t%s\n", ai->supported ? "supported" : "not supported");
-	printf("atomic_unit_min\t%u\n", ai->unit_min);
-	printf("atomic_unit_max\t%u\n", ai->unit_max);
-	printf("atomic_segments_max\t%u\n", ai->segments_max);
-	printf("atomic_unit_max_opt\t%u%s\n", ai->unit_max_opt,
-	       ai->unit_max_opt ? "" : " (none reported)");
-	printf("atomic_fits_page\t%s (%u bytes)\n",
-	       yesno(ut_atomic_fits(ai, UT_PAGE_SIZE)), UT_PAGE_SIZE);
-	if (x->open_rc)
-		printf("o_direct\tunknown (open: %s: %s)\n", ut_strerror(x->open_rc),
-		       ut_errdetail());
-	else if (x->direct)
+		printf("atomic_write\t%s\n",
+		       pi->atomic_supported ? "supported" : "not supported");
+	printf("atomic_unit_min\t%u\n", pi->atomic_unit_min);
+	printf("atomic_unit_max\t%u\n", pi->atomic_unit_max);
+	printf("atomic_segments_max\t%u\n", pi->atomic_segments_max);
+	printf("atomic_unit_max_opt\t%u%s\n", pi->atomic_unit_max_opt,
+	       pi->atomic_unit_max_opt ? "" : " (none reported)");
+	printf("atomic_fits_page\t%s (%u bytes)\n", yesno(pi->atomic_fits_page),
+	       UT_PAGE_SIZE);
+	if (pi->open_rc)
+		printf("o_direct\tunknown (open: %s)\n", pi->open_detail);
+	else if (pi->direct_io)
 		printf("o_direct\tyes (accepted)\n");
 	else
-		printf("o_direct\tno (%s)\n",
-		       x->direct_note ? x->direct_note : "refused; buffered I/O");
-	if (x->open_rc)
+		printf("o_direct\tno (%s)\n", pi->direct_note[0]
+		       ? pi->direct_note : "refused; buffered I/O");
+	if (pi->open_rc)
 		printf("io_uring\tunknown\n");
 	else
-		printf("io_uring\t%s\n", x->uring ? "yes (page write batches)"
-						  : "no (pwrite loop)");
+		printf("io_uring\t%s\n", pi->uring ? "yes (page write batches)"
+						   : "no (pwrite loop)");
 }
 
-/* What UT_PROTECT_AUTO would choose from the probe alone. */
-static const char *info_auto(const struct info_ctx *x, const char **why)
+static void info_protect(const char *path, const ut_probe_info *pi)
 {
-	const ut_atomic_info *ai = &x->ai;
-
-	if (ai->statx_errno)
-		*why = "statx failed";
-	else if (ai->mask_missing)
-		*why = "statx did not report STATX_WRITE_ATOMIC";
-	else if (!ai->supported)
-		*why = "STATX_ATTR_WRITE_ATOMIC not set";
-	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
-		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
-	else if (!ut_atomic_fast(ai, UT_PAGE_SIZE))
-		*why = "16384 above atomic_unit_max_opt (slow software atomic writes)";
-	else if (x->open_rc || !x->direct)
-		*why = "no O_DIRECT on this file";
-	else {
-		*why = "O_DIRECT and the statx atomic write unit covers a 16384-byte page";
-		return "atomic";
-	}
-	return "doublewrite";
-}
-
-static void info_protect(struct info_ctx *x)
-{
-	const char *why, *mode = info_auto(x, &why);
+	const char *mode = ut_protect_name(pi->auto_protect);
 	ut_options o = g.opt;
 	ut_db *db;
 	ut_stats st;
 	int rc;
 
 	printf("page_size\t%u\n", UT_PAGE_SIZE);
-	printf("protect_auto\t%s (%s)\n", mode, why);
+	printf("protect_auto\t%s (%s)\n", mode, pi->auto_reason);
 	if (g.opt.protect != UT_PROTECT_AUTO)
 		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
-	if (!x->exists) {
+	if (!pi->exists) {
 		if (g.opt.protect == UT_PROTECT_AUTO)
-			printf("mode\t%s (auto, predicted from the probe: %s)\n", mode, why);
+			printf("mode\t%s (auto, predicted from the probe: %s)\n",
+			       mode, pi->auto_reason);
 		else
 			printf("mode\t%s (requested by name)\n",
 			       ut_protect_name(g.opt.protect));
@@ -742,19 +694,20 @@ static void info_protect(struct info_ctx *x)
 	}
 	/* An existing file: ask the engine which mode it uses, and why. */
 	o.create = 0;
-	rc = ut_open(x->path, &o, &db);
+	rc = ut_open(path, &o, &db);
 	if (rc) {
 		printf("database\tnot opened: %s: %s\n", ut_strerror(rc), ut_errdetail());
 		return;
 	}
 	printf("database\tyes\n");
 	if (!ut_stats_get(db, &st)) {
+		const char *note = ut_direct_note(db);
+
 		printf("protect_in_use\t%s\n", ut_protect_name(st.protect));
 		printf("mode\t%s (%s)\n", ut_protect_name(st.protect),
-		       ut_db_protect_reason(db));
+		       ut_protect_reason(db));
 		printf("db_o_direct\t%s%s%s\n", yesno(st.direct_io),
-		       ut_db_direct_note(db) ? ": " : "",
-		       ut_db_direct_note(db) ? ut_db_direct_note(db) : "");
+		       note ? ": " : "", note ? note : "");
 		printf("db_io_uring\t%s\n", yesno(st.uring));
 	}
 	ut_close(db);
@@ -762,73 +715,16 @@ static void info_protect(struct info_ctx *x)
 
 static int cmd_info(int argc, char **argv, long batch)
 {
-	struct info_ctx x;
-	ut_vfs *v = ut_vfs_posix();
-	char *dir = NULL;
+	ut_probe_info pi;
+	int rc;
 
 	(void)argc; (void)batch;
-	memset(&x, 0, sizeof(x));
-	x.path = argv[0];
-	x.exists = v->exists(v, argv[0]) == 1;
-	x.probed = argv[0];
-	if (!x.exists) {
-		/* A database not created yet: the directory it would be in. */
-		char *slash;
-
-		dir = strdup(argv[0]);
-		if (!dir)
-			return fail_rc(UT_ENOMEM, argv[0]);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir)
-			*slash = 0;
-		else if (slash)
-			slash[1] = 0;
-		else
-			strcpy(dir, ".");
-		x.probed = dir;
-	}
-	if (x.exists) {
-		x.open_rc = v->open(v, x.path, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
-	} else {
-		/* O_DIRECT, io_uring and the statx atomic unit are per file (a
-		 * directory reports no atomic unit): try a scratch file there. */
-		size_t n = strlen(dir) + 64;
-
-		x.scratch = malloc(n);
-		if (!x.scratch) {
-			free(dir);
-			return fail_rc(UT_ENOMEM, argv[0]);
-		}
-		snprintf(x.scratch, n, "%s/.untorn-info-%ld", dir, (long)getpid());
-		x.open_rc = v->open(v, x.scratch, UT_OPEN_CREATE | UT_OPEN_DIRECT, &x.f);
-		if (!x.open_rc)
-			x.probed = x.scratch;
-	}
-	if (x.open_rc)
-		x.f = NULL;
-	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
-	if (x.probe_rc == UT_NOTFOUND) {
-		ut_file_close(x.f);
-		if (x.scratch && !x.open_rc)
-			v->remove(v, x.scratch);
-		free(x.scratch);
-		free(dir);
-		return fail_rc(UT_EIO, argv[0]);
-	}
-	if (x.f) {
-		x.direct = x.f->direct;
-		x.direct_note = ut_file_direct_note(x.f);
-		x.uring = ut_file_uses_uring(x.f);
-	}
-	info_file(&x);
-	info_atomic(&x);
-	ut_file_close(x.f);
-	x.f = NULL;
-	if (x.scratch)
-		v->remove(v, x.scratch);
-	info_protect(&x);
-	free(x.scratch);
-	free(dir);
+	rc = ut_probe(argv[0], &pi);
+	if (rc)
+		return fail_rc(rc, argv[0]);
+	info_file(argv[0], &pi);
+	info_atomic(&pi);
+	info_protect(argv[0], &pi);
 	return EXIT_OK;
 }
 
