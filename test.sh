@@ -8,7 +8,7 @@
 #   4. the VM crash harness's short pass: QEMU SIGKILLed mid-write 5 times
 #      per mode (atomic, doublewrite, unsafe as the negative control), each
 #      recovery checked against an SQLite oracle (crashtests/vm-crash.sh --ci;
-#      the long pass is in README.md).
+#      the long pass is in crashtests/README.md).
 # Exits non-zero if any suite fails; the last line sums the suites up.
 set -uo pipefail
 cd "$(dirname "$0")"

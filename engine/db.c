@@ -73,14 +73,54 @@ struct ut_txn {
 	size_t nheld, capheld;
 };
 
-void ut_options_default(ut_options *o)
+int ut_options_init(ut_options *o, size_t size)
 {
-	memset(o, 0, sizeof(*o));
-	o->cache_bytes = 64u << 20;
-	o->protect = UT_PROTECT_AUTO;
-	o->create = 1;
-	o->sync = 1;
-	o->lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS;
+	ut_options d;
+
+	if (!o || size < UT_OPTIONS_SIZE_MIN)
+		return UT_EINVAL;
+	memset(&d, 0, sizeof(d));
+	d.cache_bytes = 64u << 20;
+	d.protect = UT_PROTECT_AUTO;
+	d.create = 1;
+	d.sync = 1;
+	d.lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS;
+	if (size > sizeof(d)) {
+		memset((char *)o + sizeof(d), 0, size - sizeof(d));
+		memcpy(o, &d, sizeof(d));
+		o->size = size;
+		return UT_EVERSION;
+	}
+	d.size = size;
+	memcpy(o, &d, size);
+	return UT_OK;
+}
+
+/* The caller's options as this library's struct: its first o->size bytes
+ * over the defaults, so fields its (older) header did not have take their
+ * defaults and nothing past its struct is read. */
+static int import_options(const ut_options *o, ut_options *out)
+{
+	ut_options_init(out, sizeof(*out));
+	if (!o)
+		return UT_OK;
+	if (o->size < UT_OPTIONS_SIZE_MIN) {
+		ut_set_errdetail("ut_options.size is %zu, below the smallest "
+				 "ut_options (%zu): fill it with "
+				 "ut_options_default", o->size,
+				 (size_t)UT_OPTIONS_SIZE_MIN);
+		return UT_EINVAL;
+	}
+	if (o->size > sizeof(*out)) {
+		ut_set_errdetail("ut_options.size is %zu, larger than this "
+				 "library's ut_options (%zu): the program was "
+				 "built against a newer untorn.h than libuntorn "
+				 "%s", o->size, sizeof(*out), UT_VERSION_STRING);
+		return UT_EVERSION;
+	}
+	memcpy(out, o, o->size);
+	out->size = sizeof(*out);
+	return UT_OK;
 }
 
 /* A database that was not closed cleanly but had checkpointed (so commits
@@ -183,10 +223,11 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return UT_ENOMEM;
-	if (o)
-		db->opt = *o;
-	else
-		ut_options_default(&db->opt);
+	rc = import_options(o, &db->opt);
+	if (rc) {
+		free(db);
+		return rc;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.cache_bytes = db->opt.cache_bytes;
 	cfg.protect = db->opt.protect;
@@ -642,10 +683,8 @@ int ut_checkpoint(ut_db *db)
 	return rc;
 }
 
-int ut_stats_get(ut_db *db, ut_stats *st)
+static void stats_of(ut_db *db, ut_stats *st)
 {
-	if (!db || !st)
-		return UT_EINVAL;
 	ut_io_counters cc, *c = &cc;
 	ut_pager_counters_copy(db->pager, &cc);
 	ut_wal_stats ws;
@@ -671,6 +710,21 @@ int ut_stats_get(ut_db *db, ut_stats *st)
 	st->snapshot_versions = ss.versions;
 	st->snapshot_bytes = ss.version_bytes;
 	st->snapshot_dropped = ss.dropped;
+}
+
+/* At most size bytes: a caller built against an older header has a
+ * shorter struct. */
+int ut_stats_read(ut_db *db, ut_stats *st, size_t size)
+{
+	ut_stats full;
+
+	if (!db || !st || size < UT_STATS_SIZE_MIN)
+		return UT_EINVAL;
+	stats_of(db, &full);
+	full.size = size < sizeof(full) ? size : sizeof(full);
+	memcpy(st, &full, full.size);
+	if (size > full.size)
+		memset((char *)st + full.size, 0, size - full.size);
 	return UT_OK;
 }
 
@@ -699,13 +753,17 @@ int ut_check(ut_db *db, FILE *report, ut_check_result *res)
 	return rc;
 }
 
-const char *ut_db_protect_reason(ut_db *db)
+const char *ut_protect_reason(ut_db *db)
 {
+	if (!db)
+		return NULL;
 	return ut_pager_protect_reason(db->pager);
 }
 
-const char *ut_db_direct_note(ut_db *db)
+const char *ut_direct_note(ut_db *db)
 {
+	if (!db)
+		return NULL;
 	return ut_pager_direct_note(db->pager);
 }
 
@@ -719,6 +777,11 @@ void ut_db_set_checkpoint_bytes(ut_db *db, uint64_t bytes)
 uint64_t ut_db_auto_checkpoints(ut_db *db)
 {
 	return db->auto_checkpoints;
+}
+
+const ut_options *ut_db_options(ut_db *db)
+{
+	return &db->opt;
 }
 
 ut_wal *ut_db_wal(ut_db *db)

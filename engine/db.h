@@ -18,12 +18,9 @@ ut_pager *ut_db_pager(ut_db *db);
 int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 		   ut_db **db);
 
-/* Why the protection mode in use was chosen, e.g. "auto: O_DIRECT and statx
- * atomic write unit 4096..65536 covers a 16384-byte page", "auto: not atomic
- * (<statx / O_DIRECT detail>)" or "requested by name".  Valid while open. */
-const char *ut_db_protect_reason(ut_db *db);
-/* Why O_DIRECT is not in effect on the data file (NULL when it is). */
-const char *ut_db_direct_note(ut_db *db);
+/* The options the handle runs with, as ut_open imported them (the
+ * caller's struct over the defaults; size is this library's). */
+const ut_options *ut_db_options(ut_db *db);
 
 /* Automatic checkpoint threshold in log bytes since the last checkpoint
  * (0: the default, 64 MiB; 256 MiB with sync=0), and how many automatic

@@ -12,9 +12,17 @@
  * Keys are byte strings of 1..UT_MAX_KEY bytes ordered by memcmp, then length.
  * Values are 0..UT_MAX_VALUE bytes; larger ones give UT_ETOOBIG.
  *
+ * ABI: the shared library's soname (libuntorn.so.UT_ABI_VERSION) changes
+ * only when a program built against an older header could break.  The two
+ * structs that grow, ut_options and ut_stats, begin with their size as the
+ * caller compiled it (set by ut_options_default, passed by ut_stats_get),
+ * and new fields are only ever appended: a program built against an older
+ * header gets defaults for the fields it does not know, and one built
+ * against a newer header is told (UT_EVERSION) instead of being misread.
+ *
  * Concurrency: one process opens a database at a time (a second waits up to
  * lock_timeout_ms, then gets UT_ELOCKED).  The lock goes with the process:
- * a restart right after a crash (even SIGKILL with io_uring writes in
+ * a restart right after a crash (even SIGKILL with writes in
  * flight; ut_open waits for those writes to land) opens at once.  Inside
  * it, any number of threads may use one ut_db.  Write transactions are
  * serialized (ut_begin of a second writer waits for the first to end).
@@ -39,11 +47,11 @@
  * was kept) for that call and may be retried as a new transaction: never
  * wrong data, and the writer never waits.  ut_stats reports what is kept.
  *
- * Memory: the buffer pool holds at most cache_bytes of pages plus up to
- * 24 MiB of the running write transaction's pre-image copies (more than
- * that count against cache_bytes).  Pages a write transaction changed stay in memory until it commits
- * (no-steal), so one very large transaction may exceed cache_bytes until it
- * ends; the pool shrinks back afterwards.
+ * Memory: the buffer pool holds about cache_bytes of pages, plus a bounded
+ * allowance for the running write transaction's private page copies (beyond it
+ * they count against cache_bytes).  Pages a write transaction changed stay
+ * in memory until it commits (no-steal), so one very large transaction may
+ * exceed cache_bytes until it ends; the pool shrinks back afterwards.
  *
  * Files: the data file is the path given to ut_open; PATH "-wal" (log) and
  * PATH "-dw" (double-write buffer) are reserved for the engine.  Creating a
@@ -83,8 +91,9 @@
  * group commit).  Commits write no data pages: checkpoints and cache
  * eviction write them through the protection mode, after the log covering
  * them is durable.  A checkpoint runs automatically when the log since the
- * last one passes 64 MiB (256 MiB with sync=0) or (sync=1) dirty pages pass
- * half the cache.
+ * last one grows past a threshold (by default 64 MiB, 256 MiB with sync=0;
+ * defaults that may change) or, with sync=1, when dirty pages pass half
+ * the cache.
  *
  * sync=0 is like SQLite's synchronous=OFF: commits and evictions do not wait
  * for the disk (checkpoints still do).  ut_commit hands the commit's log
@@ -106,11 +115,11 @@
  * leaves a trace, and no page is half old, half new.
  *
  * Protection: UT_PROTECT_AUTO picks atomic when the data file is O_DIRECT
- * and statx reports an atomic write unit range containing 16384, else
- * doublewrite (never unsafe); ut_stats.protect tells which, and `untorn
- * info` why.  In atomic mode a page failing its checksum is corruption: it
- * is counted (corrupt_pages), named in ut_errdetail, and UT_ECORRUPT is
- * returned instead of its data.
+ * and statx reports an atomic write unit range containing 16384 (on the
+ * device's fast path), else doublewrite (never unsafe); ut_stats.protect
+ * tells which, ut_protect_reason why.  In atomic mode a page failing its
+ * checksum is corruption: it is counted (corrupt_pages), named in
+ * ut_errdetail, and UT_ECORRUPT is returned instead of its data.
  *
  * Write failures: if the log cannot be written or synced (UT_ENOSPC when the
  * filesystem is full, UT_EIO), the commit that needed it returns that code
@@ -120,25 +129,36 @@
  * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
  * commit.  Recovery writes too: if it finds the disk full, ut_open returns
- * UT_ENOSPC, and its detail says
- * "recovery needs up to N bytes free" (in doublewrite mode, with a large
- * cache, up to the whole double-write file: about 5.2 MB).  A page write
- * cut short by the full disk past the last checkpoint's pages (a partial
- * last page) is rebuilt from the log.  Likewise a page write refused by the stack (an RWF_ATOMIC write
- * failing with EINVAL/EOPNOTSUPP: UT_EINVAL/UT_ENOTSUP is returned once,
- * never retried without RWF_ATOMIC) makes further writes UT_EFATAL.
+ * UT_ENOSPC, and its detail says "recovery needs up to N bytes free" (in
+ * doublewrite mode up to the whole double-write file besides the pages).
+ * A page write cut short by the full disk past the last checkpoint's pages
+ * (a partial last page) is rebuilt from the log.  Likewise a page write
+ * refused by the stack (an RWF_ATOMIC write failing with EINVAL/EOPNOTSUPP:
+ * UT_EINVAL/UT_ENOTSUP is returned once, never retried without RWF_ATOMIC)
+ * makes further writes UT_EFATAL.
  */
 #ifndef UNTORN_H
 #define UNTORN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define UT_VERSION_STRING "0.2.0"
+/* Marks the functions the shared library exports; everything else in it is
+ * hidden. */
+#if defined(__GNUC__)
+#define UT_API __attribute__((visibility("default")))
+#else
+#define UT_API
+#endif
+
+#define UT_VERSION_STRING "0.3.0"
+/* The shared library's soname number: libuntorn.so.UT_ABI_VERSION. */
+#define UT_ABI_VERSION 1
 
 #define UT_PAGE_SIZE 16384u
 #define UT_MAX_KEY 1024u
@@ -148,7 +168,8 @@ extern "C" {
 #define UT_OK 0
 #define UT_NOTFOUND 1 /* key absent, or cursor past the last key */
 
-#define UT_EINVAL -1     /* bad argument (NULL, empty key, wrong flags) */
+#define UT_EINVAL -1     /* bad argument (NULL, empty key, wrong flags, a
+			  * ut_options whose size was never set) */
 #define UT_ENOMEM -2     /* out of memory */
 #define UT_EIO -3        /* I/O error from the operating system */
 #define UT_ECORRUPT -4   /* a page or log record failed its checksum or invariants */
@@ -157,7 +178,8 @@ extern "C" {
 #define UT_ENOSPC -7     /* the filesystem is full */
 #define UT_EREADONLY -8  /* write through a read-only transaction */
 #define UT_ENOTDB -9     /* the file is not an untorn database */
-#define UT_EVERSION -10  /* an untorn database of another format version or page size */
+#define UT_EVERSION -10  /* a database of another format version or page
+			  * size, or a ut_options from a newer untorn.h */
 #define UT_ENOTSUP -11   /* requested protection not supported by this file's stack */
 #define UT_EFATAL -12    /* an earlier write failed; the handle refuses further writes */
 #define UT_EBUSY -13     /* the operation conflicts with open transactions */
@@ -178,18 +200,21 @@ typedef struct ut_db ut_db;
 typedef struct ut_txn ut_txn;
 typedef struct ut_cursor ut_cursor;
 
+/* Options for ut_open.  Fill with ut_options_default, then change fields:
+ * never build one from scratch, since size must be set.  Fields are only
+ * appended, never moved. */
 typedef struct ut_options {
+	size_t size;           /* sizeof(ut_options) as the caller compiled it */
 	size_t cache_bytes;    /* buffer pool bound; default 64 MiB, minimum a few pages */
-	enum ut_protect protect;
+	enum ut_protect protect; /* default UT_PROTECT_AUTO */
 	int create;            /* create the database if missing (default 1) */
 	int sync;              /* 1: commit durable on return (default); 0: "OFF" above */
-	/* appended in 0.1: */
-	unsigned lock_timeout_ms; /* wait for another opener, see ut_open */
+	unsigned lock_timeout_ms; /* wait for another opener, see ut_open
+				   * (default UT_DEFAULT_LOCK_TIMEOUT_MS) */
 	int readonly;          /* 1: read-only open, see ut_open (default 0) */
-	/* appended in 0.2: */
 	int flush_inline;      /* 0 (default): a background page-cleaner thread
-				* writes dirty pages in batches of up to 128 and
-				* runs checkpoints while commits go on; 1: no
+				* writes dirty pages in batches and runs
+				* checkpoints while commits go on; 1: no
 				* thread: the thread that needs a cache frame
 				* writes pages itself and checkpoints run in the
 				* committing thread (deterministic I/O order) */
@@ -200,9 +225,16 @@ typedef struct ut_options {
 				* see "Concurrency" */
 } ut_options;
 
+/* The smallest ut_options ut_open accepts: size and the four fields before
+ * lock_timeout_ms.  A struct that ends after any field is accepted; the
+ * fields it does not hold take their defaults. */
+#define UT_OPTIONS_SIZE_MIN (offsetof(ut_options, sync) + sizeof(int))
+
 #define UT_DEFAULT_LOCK_TIMEOUT_MS 500u
 
+/* What an open handle did so far.  Fields are only appended, never moved. */
 typedef struct ut_stats {
+	size_t size;               /* bytes filled in by ut_stats_get */
 	int protect;               /* enum ut_protect actually in use (never AUTO) */
 	uint64_t page_writes;      /* in-place data page writes */
 	uint64_t dw_page_writes;   /* pages written to the double-write file */
@@ -210,10 +242,8 @@ typedef struct ut_stats {
 	uint64_t syncs;            /* fsync/fdatasync calls issued */
 	uint64_t torn_repaired;    /* torn pages restored from the double-write file at open */
 	uint64_t corrupt_pages;    /* pages found failing their checksum and not repairable */
-	/* appended in 0.1 (after the fields above, which keep their places): */
 	int direct_io;             /* 1: data page writes use O_DIRECT */
 	int uring;                 /* 1: page write batches go through io_uring */
-	/* appended in 0.2: */
 	uint64_t flush_batches;    /* page-write batches (cleaner or inline) */
 	uint64_t checkpoints;      /* checkpoints completed */
 	uint64_t frame_waits;      /* a thread needed a cache frame and waited
@@ -226,9 +256,18 @@ typedef struct ut_stats {
 				     * (snapshot_bytes) since open */
 } ut_stats;
 
-/* Fill o with defaults: 64 MiB cache, UT_PROTECT_AUTO, create=1, sync=1,
- * lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS. */
-void ut_options_default(ut_options *o);
+/* The smallest ut_stats ut_stats_get fills: its size field. */
+#define UT_STATS_SIZE_MIN (sizeof(size_t))
+
+/* Fill o with the defaults (64 MiB cache, UT_PROTECT_AUTO, create=1,
+ * sync=1, lock_timeout_ms = UT_DEFAULT_LOCK_TIMEOUT_MS, the rest 0) and
+ * set o->size to the caller's sizeof(*o).  ut_options_init is the
+ * function behind it: it writes at most size bytes; returns UT_EINVAL when
+ * size is below UT_OPTIONS_SIZE_MIN (nothing written), UT_EVERSION when it
+ * is larger than this library's ut_options (the known fields are filled,
+ * the rest zeroed; ut_open will refuse it). */
+#define ut_options_default(o) ut_options_init((o), sizeof(*(o)))
+UT_API int ut_options_init(ut_options *o, size_t size);
 
 /* Open (or create) the database at path.  o may be NULL for defaults.
  * On success *db is a handle to close with ut_close.  Errors, each with
@@ -240,11 +279,17 @@ void ut_options_default(ut_options *o);
  * held acknowledged commits (see "Damaged files" above), UT_ELOCKED opened
  * already (by another process or another ut_open in this one) and still so
  * after o->lock_timeout_ms (like SQLite's busy timeout; 0 = do not wait, at
- * most 65535), UT_EIO with detail "No such file
- * or directory" when the file is missing and create=0, UT_ENOTSUP for a
- * protection mode this build or file cannot do. */
-int ut_open(const char *path, const ut_options *o, ut_db **db);
-/* Read-only open (o->readonly = 1): no file is written or created (no
+ * most 65535), UT_EIO with detail "No such file or directory" when the file
+ * is missing and create=0, UT_ENOTSUP for a protection mode this build or
+ * file cannot do.
+ *
+ * ut_open reads only o->size bytes of *o.  o->size below
+ * UT_OPTIONS_SIZE_MIN (0: not filled by ut_options_default) is UT_EINVAL;
+ * above this library's sizeof(ut_options) (a program built against a newer
+ * untorn.h than the library it runs with) is UT_EVERSION; the detail names
+ * both sizes.
+ *
+ * Read-only open (o->readonly = 1): no file is written or created (no
  * "-dw", no "-wal", no checkpoint, no log truncation), so files without
  * write permission can be read, and several read-only openers may share
  * the database (a read-write one excludes them).  Only write transactions
@@ -253,28 +298,31 @@ int ut_open(const char *path, const ut_options *o, ut_db **db);
  * with UT_EREADONLY (detail: "not closed cleanly ...") -- open it
  * read-write once to recover.  ut_stats.protect is the mode the database
  * last ran in. */
+UT_API int ut_open(const char *path, const ut_options *o, ut_db **db);
 
 /* Flush, checkpoint and close.  Open transactions must have ended
  * (UT_EBUSY otherwise, and the handle stays open). */
-int ut_close(ut_db *db);
+UT_API int ut_close(ut_db *db);
 
 /* Begin a transaction; flags 0 (read-write) or UT_RDONLY. */
-int ut_begin(ut_db *db, unsigned flags, ut_txn **txn);
+UT_API int ut_begin(ut_db *db, unsigned flags, ut_txn **txn);
 
 /* Commit and free txn.  With sync=1 the changes are durable on return.
  * On failure the transaction is aborted and freed all the same. */
-int ut_commit(ut_txn *txn);
+UT_API int ut_commit(ut_txn *txn);
 
 /* End any transaction (read-only ones included) and free it; its changes
  * leave no trace. */
-void ut_abort(ut_txn *txn);
+UT_API void ut_abort(ut_txn *txn);
 
 /* Insert or overwrite key. */
-int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen);
+UT_API int ut_put(ut_txn *t, const void *key, size_t klen, const void *val,
+		  size_t vlen);
 
 /* Look key up.  On success *val is malloc'd (caller frees; NULL when vlen
  * is 0 is allowed) and *vlen its length.  UT_NOTFOUND when absent. */
-int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen);
+UT_API int ut_get(ut_txn *t, const void *key, size_t klen, void **val,
+		  size_t *vlen);
 
 /* Look key up without copying (as LMDB's mdb_get): *val points at the
  * value inside the database's page, valid until the transaction ends (not
@@ -282,7 +330,7 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen);
  * transaction the page stays pinned in memory until then; in a write
  * transaction, or for a value too big for one page, *val is a copy the
  * transaction owns and frees when it ends. */
-int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
+UT_API int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 	       size_t *vlen);
 
 /* Copy the database as of one snapshot (a read transaction's) to a new
@@ -294,10 +342,10 @@ int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
  * the writer would have kept), and the versions the writer replaces
  * meanwhile are kept for it, within snapshot_bytes (beyond that the
  * backup fails with UT_ESNAPSHOT and removes the partial copy). */
-int ut_backup(ut_db *db, const char *dest_path);
+UT_API int ut_backup(ut_db *db, const char *dest_path);
 
 /* Delete key; UT_NOTFOUND when absent. */
-int ut_del(ut_txn *t, const void *key, size_t klen);
+UT_API int ut_del(ut_txn *t, const void *key, size_t klen);
 
 /* Cursors walk keys in order.  A cursor lives inside its transaction and is
  * invalidated by ut_put/ut_del through the same transaction (re-seek;
@@ -305,53 +353,50 @@ int ut_del(ut_txn *t, const void *key, size_t klen);
  * its cursors (every call but ut_cursor_close then gives UT_EINVAL); they
  * must still be freed with ut_cursor_close.  A page failing its checksum
  * makes get/seek/next return UT_ECORRUPT, never the data. */
-int ut_cursor_open(ut_txn *t, ut_cursor **c);
+UT_API int ut_cursor_open(ut_txn *t, ut_cursor **c);
 /* Position at the first key >= key; klen 0 = the first key.
  * UT_NOTFOUND when there is no such key. */
-int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen);
+UT_API int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen);
 /* Advance; UT_NOTFOUND past the last key. */
-int ut_cursor_next(ut_cursor *c);
+UT_API int ut_cursor_next(ut_cursor *c);
 /* Current entry; pointers valid until the cursor moves or closes. */
-int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
-		  const void **val, size_t *vlen);
-void ut_cursor_close(ut_cursor *c);
+UT_API int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
+			 const void **val, size_t *vlen);
+UT_API void ut_cursor_close(ut_cursor *c);
 
 /* Write every dirty page through the protection mode and record a
  * checkpoint, so the log can be reclaimed.  Waits for running transactions
  * to end: do not call it while holding one. */
-int ut_checkpoint(ut_db *db);
+UT_API int ut_checkpoint(ut_db *db);
 
-int ut_stats_get(ut_db *db, ut_stats *st);
+/* Fill *st with the handle's statistics.  ut_stats_read is the function
+ * behind it: it writes at most size bytes (the caller's sizeof(ut_stats))
+ * and sets st->size to the bytes it filled, min(size, this library's
+ * sizeof(ut_stats)): fields past st->size are zero (a library older than
+ * the caller's header does not know them).  UT_EINVAL when size is below
+ * UT_STATS_SIZE_MIN. */
+#define ut_stats_get(db, st) ut_stats_read((db), (st), sizeof(*(st)))
+UT_API int ut_stats_read(ut_db *db, ut_stats *st, size_t size);
 
-/* A static English explanation of rc. */
-const char *ut_strerror(int rc);
+/* Why the protection mode in use was chosen, e.g. "auto: O_DIRECT and
+ * statx atomic write unit 4096..65536 (opt 0) covers a 16384-byte page",
+ * "auto: not atomic (<the statx or O_DIRECT reason>)" or "requested by
+ * name".  Valid while db is open. */
+UT_API const char *ut_protect_reason(ut_db *db);
 
-/* The calling thread's last error in detail (file, page, errno), or "".
- * Every call above clears it first, so it describes the latest call only
- * (ut_abort, ut_cursor_get/close, ut_stats_get and the name functions
- * leave it as it was). */
-const char *ut_errdetail(void);
+/* Why the data file is not written with O_DIRECT (e.g. the filesystem
+ * refused it, as tmpfs does), or NULL when it is.  Valid while db is open. */
+UT_API const char *ut_direct_note(ut_db *db);
 
-/* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
-const char *ut_protect_name(int protect);
-
-
-/* ------------------------------------------------------------------------
- * Requested by tools/ (untorn check, tests/test_differential.c); to be
- * implemented in engine/ by the engine owner.
- *
- * ut_check verifies the whole database as it is on disk plus in the cache:
+/* ut_check verifies the whole database as it is on disk plus in the cache:
  * every page's checksum, and every B+tree invariant (keys sorted within and
  * across pages, separator keys bounding their subtrees, equal leaf depth,
  * sibling links, overflow chains, free-list pages unreferenced by the tree,
- * every page reachable exactly once).  It must not be called with a write
- * transaction open in another thread (it takes a read transaction).
+ * every page reachable exactly once).  It takes a read transaction, so it
+ * must not be called while this thread holds a write transaction.
  * One line per problem goes to report (may be NULL), prefixed "page N: ".
  * Returns UT_OK when clean, UT_ECORRUPT when any problem was found, another
- * negative code when the check itself could not run.  res may be NULL.
- */
-#include <stdio.h>
-
+ * negative code when the check itself could not run.  res may be NULL. */
 typedef struct ut_check_result {
 	uint64_t pages_total;      /* pages in the file */
 	uint64_t pages_checked;    /* pages whose checksum was verified */
@@ -361,7 +406,56 @@ typedef struct ut_check_result {
 	uint32_t depth;            /* tree height (1 = the root is a leaf) */
 } ut_check_result;
 
-int ut_check(ut_db *db, FILE *report, ut_check_result *res);
+UT_API int ut_check(ut_db *db, FILE *report, ut_check_result *res);
+
+/* What the file layer reports for a path and what UT_PROTECT_AUTO would
+ * choose there, without opening a database (`untorn info` prints it).
+ * Fields are only appended, never moved. */
+typedef struct ut_probe_info {
+	size_t size;               /* bytes filled in by ut_probe */
+	int exists;                /* path exists */
+	int probed;                /* UT_PROBED_*: what the fields describe */
+	uint64_t file_size;        /* path's size, when it exists */
+	int statx_errno;           /* 0, or the errno statx failed with */
+	int statx_atomic_reported; /* statx filled in STATX_WRITE_ATOMIC */
+	int atomic_supported;      /* STATX_ATTR_WRITE_ATOMIC was set */
+	uint32_t atomic_unit_min;  /* stx_atomic_write_unit_min, bytes */
+	uint32_t atomic_unit_max;  /* stx_atomic_write_unit_max, bytes */
+	uint32_t atomic_segments_max;
+	uint32_t atomic_unit_max_opt; /* largest on the fast path; 0 = no limit reported */
+	int atomic_fits_page;      /* one UT_PAGE_SIZE write can be RWF_ATOMIC */
+	int open_rc;               /* the trial open with O_DIRECT: 0 or UT_E* */
+	int direct_io;             /* it got O_DIRECT */
+	int uring;                 /* page write batches would use io_uring */
+	int auto_protect;          /* what UT_PROTECT_AUTO would choose */
+	char auto_reason[160];     /* why */
+	char direct_note[160];     /* why no O_DIRECT; "" when it was accepted */
+	char open_detail[256];     /* why the trial open failed, when it did */
+} ut_probe_info;
+
+#define UT_PROBED_FILE 0    /* path itself */
+#define UT_PROBED_SCRATCH 1 /* a scratch file made (and removed) in path's directory */
+#define UT_PROBED_DIR 2     /* path's directory: no file could be created there */
+
+/* Probe path (an existing file, or where one would be created).  Writes at
+ * most size bytes of *pi and sets pi->size to the bytes filled.  UT_OK when
+ * *pi describes the path, even when statx or the trial open failed (their
+ * fields say so); UT_EIO when neither path nor its directory exists;
+ * UT_EINVAL for a NULL or empty argument or size below sizeof(size_t). */
+#define ut_probe(path, pi) ut_probe_read((path), (pi), sizeof(*(pi)))
+UT_API int ut_probe_read(const char *path, ut_probe_info *pi, size_t size);
+
+/* A static English explanation of rc. */
+UT_API const char *ut_strerror(int rc);
+
+/* The calling thread's last error in detail (file, page, errno), or "".
+ * Every call above clears it first, so it describes the latest call only
+ * (ut_abort, ut_cursor_get/close, ut_stats_get, ut_protect_reason,
+ * ut_direct_note and the name functions leave it as it was). */
+UT_API const char *ut_errdetail(void);
+
+/* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
+UT_API const char *ut_protect_name(int protect);
 
 #ifdef __cplusplus
 }

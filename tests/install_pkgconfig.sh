@@ -7,6 +7,10 @@ build=$1
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
+test -f "$prefix/share/man/man1/untorn.1" || {
+	echo "cmake --install did not install share/man/man1/untorn.1" >&2
+	exit 1
+}
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/$(gcc -print-multiarch)/pkgconfig"
 cat >"$prefix/use.c" <<'C'
 #include <stdio.h>

@@ -163,7 +163,8 @@ static void test_help(void **state)
 	assert_non_null(strstr(o.out, "64"));  /* exit codes are documented */
 	out_free(&o);
 	static const char *const cmds[] = { "put", "get", "del", "scan", "load",
-					     "check", "stats", "info" };
+					     "dump", "compact", "check", "stats",
+					     "info" };
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		run(&o, NULL, cmds[i], "--help", NULL);
 		EXPECT_STATUS(&o, 0);
@@ -454,6 +455,316 @@ static int page_is_zero(const unsigned char *p)
 
 /* check: clean on a good database, exit 2 once a page byte is flipped.
  * --protect unsafe so no double-write copy can repair the flipped page. */
+/* ------------------------------------------------- dump, load, compact */
+
+#define DUMP_NREC 2000
+
+struct brec {
+	unsigned char *k, *v;
+	size_t kl, vl;
+};
+
+static uint64_t next_rand(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+static int brec_cmp(const void *a, const void *b)
+{
+	const struct brec *x = a, *y = b;
+	int c = memcmp(x->k, y->k, x->kl < y->kl ? x->kl : y->kl);
+
+	return c ? c : (x->kl > y->kl) - (x->kl < y->kl);
+}
+
+/* Random binary records: every byte value in keys and values, keys of 1
+ * byte up to UT_MAX_KEY, empty values and values past a page (overflow
+ * chains); sorted, without duplicate keys.  Returns the count. */
+static size_t make_brecs(struct brec *r, size_t n, uint64_t seed)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct brec *e = &r[m];
+
+		e->kl = i % 97 == 0 ? UT_MAX_KEY : 1 + next_rand(&seed) % 40;
+		e->vl = i % 13 == 0 ? 0 : i % 101 == 0 ? 3 * UT_PAGE_SIZE + 7
+			: next_rand(&seed) % 500;
+		e->k = malloc(e->kl);
+		e->v = malloc(e->vl + 1);
+		assert_non_null(e->k);
+		assert_non_null(e->v);
+		for (size_t j = 0; j < e->kl; j++)
+			e->k[j] = (unsigned char)next_rand(&seed);
+		for (size_t j = 0; j < e->vl; j++)
+			e->v[j] = (unsigned char)next_rand(&seed);
+		m++;
+	}
+	qsort(r, m, sizeof(*r), brec_cmp);
+	for (size_t i = 1; i < m; i++) /* drop duplicate keys */
+		if (!brec_cmp(&r[i - 1], &r[i])) {
+			free(r[i].k);
+			free(r[i].v);
+			memmove(&r[i], &r[i + 1], (m - i - 1) * sizeof(*r));
+			m--;
+			i--;
+		}
+	return m;
+}
+
+static void free_brecs(struct brec *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].k);
+		free(r[i].v);
+	}
+	free(r);
+}
+
+static void put_brecs(const char *path, const struct brec *r, size_t n)
+{
+	ut_db *db;
+	ut_txn *t;
+
+	assert_int_equal(ut_open(path, NULL, &db), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ut_put(t, r[i].k, r[i].kl, r[i].v, r[i].vl), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+}
+
+/* The database at path holds exactly r[0..n), byte for byte. */
+static void expect_brecs(const char *path, const struct brec *r, size_t n)
+{
+	ut_db *db;
+	ut_txn *t;
+	ut_cursor *c;
+	size_t i = 0;
+	int rc;
+
+	assert_int_equal(ut_open(path, NULL, &db), UT_OK);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	assert_int_equal(ut_cursor_open(t, &c), UT_OK);
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c), i++) {
+		const void *k, *v;
+		size_t kl, vl;
+
+		assert_int_equal(ut_cursor_get(c, &k, &kl, &v, &vl), UT_OK);
+		assert_true(i < n);
+		assert_int_equal(kl, r[i].kl);
+		assert_memory_equal(k, r[i].k, kl);
+		assert_int_equal(vl, r[i].vl);
+		if (vl)
+			assert_memory_equal(v, r[i].v, vl);
+	}
+	assert_int_equal(rc, UT_NOTFOUND);
+	assert_int_equal(i, n);
+	ut_cursor_close(c);
+	ut_abort(t);
+	assert_int_equal(ut_close(db), UT_OK);
+}
+
+static void hex_into(char **p, const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*p += sprintf(*p, "%02x", b[i]);
+}
+
+/* The dump text of r[0..n), as the format says it must be. */
+static char *dump_text(const struct brec *r, size_t n)
+{
+	size_t cap = 64;
+	char *t, *p;
+
+	for (size_t i = 0; i < n; i++)
+		cap += 2 * (r[i].kl + r[i].vl) + 2;
+	t = p = malloc(cap);
+	assert_non_null(t);
+	p += sprintf(p, "untorn-dump 1\n");
+	for (size_t i = 0; i < n; i++) {
+		hex_into(&p, r[i].k, r[i].kl);
+		*p++ = ' ';
+		hex_into(&p, r[i].v, r[i].vl);
+		*p++ = '\n';
+	}
+	sprintf(p, "end %zu\n", n);
+	return t;
+}
+
+/* dump writes the documented format; load reads it back into a new
+ * database byte for byte, from a file or stdin; compact copies too. */
+static void test_dump_load_roundtrip(void **state)
+{
+	struct brec *r = calloc(DUMP_NREC, sizeof(*r));
+	const char *db = dbpath("dump.db"), *db2 = dbpath("dump2.db"),
+		   *db3 = dbpath("dump3.db"), *file = dbpath("dump.txt");
+	struct out o;
+	size_t n;
+	char *want;
+
+	(void)state;
+	assert_non_null(r);
+	n = make_brecs(r, DUMP_NREC, 777);
+	put_brecs(db, r, n);
+	want = dump_text(r, n);
+
+	run(&o, NULL, "dump", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_int_equal(o.outlen, strlen(want));
+	assert_memory_equal(o.out, want, o.outlen);
+	out_free(&o);
+
+	run(&o, NULL, "dump", db, file, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "load", "--batch", "50", db2, file, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	expect_brecs(db2, r, n);
+
+	run(&o, want, "load", db3, NULL); /* from stdin */
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	expect_brecs(db3, r, n);
+	run(&o, NULL, "dump", db3, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, want);
+	out_free(&o);
+	free(want);
+	free_brecs(r, n);
+}
+
+/* A dump that is cut short, of another version, or malformed is refused
+ * with exit 3 and a message naming the line; nothing of the batch in
+ * progress is committed. */
+static void test_load_refuses_bad_dumps(void **state)
+{
+	static const struct { const char *in, *msg; } bad[] = {
+		{ "untorn-dump 1\n61 62\n", "end line" },           /* cut short */
+		{ "untorn-dump 1\n61 62\nend 2\n", "end line says" }, /* wrong count */
+		{ "untorn-dump 1\n61 62\nend 1\n63 64\n", "after the end" },
+		{ "untorn-dump 1\n6 62\nend 1\n", "malformed hex" },   /* odd digits */
+		{ "untorn-dump 1\n61 6g\nend 1\n", "malformed hex" },
+		{ "untorn-dump 1\n6162\nend 1\n", "no space" },
+		{ "untorn-dump 1\n 62\nend 1\n", "put failed" },      /* empty key */
+		{ "untorn-dump 2\n61 62\nend 1\n", "version 2" },
+		{ "untorn-dump x\n", "malformed dump header" },
+	};
+	const char *db = dbpath("bad.db");
+	struct out o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run(&o, bad[i].in, "load", db, NULL);
+		EXPECT_STATUS(&o, 3);
+		if (!strstr(o.err, bad[i].msg))
+			fprintf(stderr, "case %zu: stderr: %s\n", i, o.err);
+		assert_non_null(strstr(o.err, bad[i].msg));
+		out_free(&o);
+		run(&o, NULL, "get", db, "a", NULL); /* the batch was aborted */
+		EXPECT_STATUS(&o, 1);
+		out_free(&o);
+	}
+	/* a first line that only looks like a header is an escaped record */
+	run(&o, "untorn-dump 1\tv\n", "load", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "get", db, "untorn-dump 1", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "v\n");
+	out_free(&o);
+}
+
+/* compact copies every record into a new database that is no larger (and,
+ * after many deletes, smaller), reports both sizes, and refuses to
+ * overwrite. */
+static void test_compact(void **state)
+{
+	struct brec *r = calloc(DUMP_NREC, sizeof(*r));
+	const char *db = dbpath("compact.db"), *dest = dbpath("compact2.db");
+	struct out o;
+	struct stat a, b;
+	size_t n, kept = 0;
+	ut_db *h;
+	ut_txn *t;
+
+	(void)state;
+	assert_non_null(r);
+	n = make_brecs(r, DUMP_NREC, 4242);
+	put_brecs(db, r, n);
+	/* delete two records in three: leaves go part empty, pages free */
+	assert_int_equal(ut_open(db, NULL, &h), UT_OK);
+	assert_int_equal(ut_begin(h, 0, &t), UT_OK);
+	for (size_t i = 0; i < n; i++) {
+		if (i % 3 == 0) {
+			r[kept++] = r[i];
+			continue;
+		}
+		assert_int_equal(ut_del(t, r[i].k, r[i].kl), UT_OK);
+		free(r[i].k);
+		free(r[i].v);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_close(h), UT_OK);
+
+	run(&o, NULL, "compact", db, dest, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_int_equal(stat(db, &a), 0);
+	assert_int_equal(stat(dest, &b), 0);
+	{
+		char line[200];
+
+		snprintf(line, sizeof(line), "%s: %lld bytes\n%s: %lld bytes (",
+			 db, (long long)a.st_size, dest, (long long)b.st_size);
+		assert_non_null(strstr(o.out, line));
+		snprintf(line, sizeof(line), "%zu keys\n", kept);
+		assert_non_null(strstr(o.out, line));
+	}
+	assert_true(b.st_size < a.st_size);
+	out_free(&o);
+	expect_brecs(dest, r, kept);
+	run(&o, NULL, "check", dest, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+
+	run(&o, NULL, "compact", db, dest, NULL); /* DEST exists */
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, "exists"));
+	out_free(&o);
+	expect_brecs(dest, r, kept);
+	free_brecs(r, kept);
+}
+
+static void test_backup(void **state)
+{
+	struct brec *r = calloc(DUMP_NREC, sizeof(*r));
+	const char *db = dbpath("backup.db"), *dest = dbpath("backup2.db");
+	struct out o;
+	size_t n;
+
+	(void)state;
+	assert_non_null(r);
+	n = make_brecs(r, DUMP_NREC, 777);
+	put_brecs(db, r, n);
+	run(&o, NULL, "backup", db, dest, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "backup of"));
+	out_free(&o);
+	/* the copy holds every record byte for byte and checks clean */
+	expect_brecs(dest, r, n);
+	run(&o, NULL, "check", dest, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "backup", db, dest, NULL); /* DEST exists */
+	EXPECT_STATUS(&o, 3);
+	assert_non_null(strstr(o.err, "exists"));
+	out_free(&o);
+	expect_brecs(dest, r, n);
+	free_brecs(r, n);
+}
+
 static void test_check(void **state)
 {
 	struct out o;
@@ -819,6 +1130,10 @@ int main(void)
 		cmocka_unit_test(test_put_get_del),
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_load_roundtrip),
+		cmocka_unit_test(test_dump_load_roundtrip),
+		cmocka_unit_test(test_load_refuses_bad_dumps),
+		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_backup),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_not_a_db),
 		cmocka_unit_test(test_error_messages),

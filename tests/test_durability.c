@@ -814,8 +814,8 @@ static void test_mode_selection(void **s)
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_ATOMIC);
 	assert_int_equal(st.direct_io, 1);
-	assert_non_null(strstr(ut_db_protect_reason(db), "auto"));
-	assert_non_null(strstr(ut_db_protect_reason(db), "4096..65536"));
+	assert_non_null(strstr(ut_protect_reason(db), "auto"));
+	assert_non_null(strstr(ut_protect_reason(db), "4096..65536"));
 	assert_int_equal(run_txn(db, 0), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
 
@@ -824,10 +824,10 @@ static void test_mode_selection(void **s)
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
-	assert_non_null(strstr(ut_db_protect_reason(db), "supported=0"));
+	assert_non_null(strstr(ut_protect_reason(db), "supported=0"));
 	/* only atomic writes need O_DIRECT: the others keep the OS cache */
 	assert_int_equal(st.direct_io, 0);
-	assert_non_null(strstr(ut_db_direct_note(db), "OS page cache"));
+	assert_non_null(strstr(ut_direct_note(db), "OS page cache"));
 	assert_int_equal(run_txn(db, 0), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
 
@@ -836,7 +836,7 @@ static void test_mode_selection(void **s)
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
-	assert_non_null(strstr(ut_db_protect_reason(db), "32768..65536"));
+	assert_non_null(strstr(ut_protect_reason(db), "32768..65536"));
 	assert_int_equal(ut_close(db), UT_OK);
 
 	/* 6.16+: 16384 inside the unit range but above unit_max_opt, i.e.
@@ -846,14 +846,14 @@ static void test_mode_selection(void **s)
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_DOUBLEWRITE);
-	assert_non_null(strstr(ut_db_protect_reason(db), "unit_max_opt 4096"));
+	assert_non_null(strstr(ut_protect_reason(db), "unit_max_opt 4096"));
 	assert_int_equal(ut_close(db), UT_OK);
 	/* unit_max_opt covering the page -> atomic again */
 	ut_simdisk_set_atomic_opt(d, UT_PAGE_SIZE);
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.protect, UT_PROTECT_ATOMIC);
-	assert_non_null(strstr(ut_db_protect_reason(db), "opt 16384"));
+	assert_non_null(strstr(ut_protect_reason(db), "opt 16384"));
 	verify(db, 1);
 	assert_int_equal(ut_close(db), UT_OK);
 	ut_simdisk_set_atomic_opt(d, 0);

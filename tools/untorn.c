@@ -5,8 +5,8 @@
  *
  * One process, one short-lived handle per command: open, do the work in one
  * transaction (load: one per batch), close.  Everything the tool knows about
- * the engine comes through include/untorn.h; `info` also asks the file layer
- * (io/ut_io.h) what it would do with a path.
+ * the engine comes through include/untorn.h (nothing else of the library's
+ * is included).
  *
  * Exit codes: 0 ok, 1 not found, 2 corrupt, 3 error, 64 usage.
  *
@@ -25,8 +25,6 @@
 #include <unistd.h>
 
 #include "untorn.h"
-#include "ut_io.h"
-#include "db.h" /* ut_db_protect_reason, ut_db_direct_note */
 
 #define EXIT_OK 0
 #define EXIT_NOTFOUND 1
@@ -44,7 +42,8 @@ struct globals {
 static struct globals g;
 
 enum { ACCESS_DEFAULT, ACCESS_READONLY, ACCESS_READWRITE };
-/* get, scan, check and stats open read-only unless --readwrite. */
+/* get, scan, dump, check, stats and compact's source open read-only
+ * unless --readwrite. */
 #define READER 1
 #define WRITER 0
 
@@ -59,7 +58,11 @@ static const char usage_main[] =
 	"  del DB KEY           delete KEY (exit 1 if absent)\n"
 	"  scan DB [FROM [TO]]  print KEY<TAB>VALUE lines in key order, escaped;\n"
 	"                       FROM is inclusive, TO is exclusive\n"
-	"  load DB              read escaped KEY<TAB>VALUE lines from stdin\n"
+	"  load DB [FILE]       put the records of a dump, or of escaped\n"
+	"                       KEY<TAB>VALUE lines, from FILE or stdin\n"
+	"  dump DB [FILE]       write every record to FILE or stdout in the\n"
+	"                       versioned dump format (untorn-dump 1, hex)\n"
+	"  compact DB DEST      copy DB into a new, compact database DEST\n"
 	"  check DB             verify every page checksum and B+tree invariant\n"
 	"  stats DB             print the engine's statistics for DB\n"
 	"  info PATH            what the file layer reports for PATH: O_DIRECT,\n"
@@ -69,11 +72,13 @@ static const char usage_main[] =
 	"  --protect MODE   auto|atomic|doublewrite|unsafe (default auto)\n"
 	"  --cache SIZE     buffer pool size, suffix K, M or G (default 64M)\n"
 	"  --nosync         commit without waiting for durability\n"
+	"  --batch N        load, compact: records per transaction (default 1000)\n"
 	"  --readonly       open read-only: write and create no file (the\n"
-	"                   default for get, scan, check, stats); a database\n"
-	"                   not closed cleanly needs recovery: exit 3\n"
-	"  --readwrite      open get, scan, check, stats read-write (recovers\n"
-	"                   a database that was not closed cleanly)\n"
+	"                   default for get, scan, dump, check, stats and\n"
+	"                   compact's source); a database not closed cleanly\n"
+	"                   needs recovery: exit 3\n"
+	"  --readwrite      open those read-write (recovers a database that\n"
+	"                   was not closed cleanly)\n"
 	"  --escaped        KEY, VALUE, FROM and TO arguments use the escapes below\n"
 	"  --help           this text; COMMAND --help for one command\n"
 	"  --version        print the version\n"
@@ -476,63 +481,218 @@ static void progress(long long recs, long long done, long long total, int last)
 	fflush(stderr);
 }
 
-static int cmd_load(int argc, char **argv, long batch)
+/*
+ * The dump format, version 1 (untorn.1, tools/README.md):
+ *
+ *   untorn-dump 1
+ *   KEYHEX VALUEHEX          one line per record, in key order
+ *   ...
+ *   end N                    N = the number of record lines
+ *
+ * KEYHEX is the key's bytes as hex (two digits a byte, 2..2*UT_MAX_KEY
+ * digits), VALUEHEX the value's (empty for an empty value).  The end line
+ * tells a complete dump from one cut short.
+ */
+#define DUMP_MAGIC "untorn-dump "
+#define DUMP_VERSION 1
+
+static void put_hex(FILE *f, const unsigned char *p, size_t len)
 {
-	ut_db *db;
-	ut_txn *t = NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned char *buf = NULL;
-	size_t bufcap = 0;
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		putc_unlocked(hex[p[i] >> 4], f);
+		putc_unlocked(hex[p[i] & 15], f);
+	}
+}
+
+/* Hex digits src[0..len) into dst; the byte count, or -1 when malformed. */
+static long get_hex(const char *src, size_t len, unsigned char *dst)
+{
+	if (len % 2)
+		return -1;
+	for (size_t i = 0; i < len; i += 2) {
+		int h = hexval((unsigned char)src[i]);
+		int l = hexval((unsigned char)src[i + 1]);
+
+		if (h < 0 || l < 0)
+			return -1;
+		dst[i / 2] = (unsigned char)(h << 4 | l);
+	}
+	return (long)(len / 2);
+}
+
+/* Input records for load: escaped KEY<TAB>VALUE lines, or a dump. */
+struct reader {
+	FILE *in;
+	const char *name;    /* for messages */
+	int dump;            /* the first line was a dump header */
+	int ended;           /* dump: its end line was read */
+	int pending;         /* line holds a record not returned yet */
+	char *line;
+	size_t cap;
 	ssize_t n;
-	long long lineno = 0, recs = 0, in_txn = 0, total = -1;
-	int tty = isatty(2), rc = 0, ex;
+	unsigned char *buf;  /* the record: key, then value */
+	size_t bufcap;
+	long long lineno, records;
+};
+
+static int reader_fail(struct reader *r, const char *what)
+{
+	warnx("%s:%lld: %s", r->name, r->lineno, what);
+	return -1;
+}
+
+/* The next line, without its newline: 1, or 0 at the end of input. */
+static int read_line(struct reader *r)
+{
+	r->n = getline(&r->line, &r->cap, r->in);
+	if (r->n < 0)
+		return 0;
+	r->lineno++;
+	if (r->n > 0 && r->line[r->n - 1] == '\n')
+		r->line[--r->n] = 0;
+	if ((size_t)r->n > r->bufcap) {
+		free(r->buf);
+		r->bufcap = (size_t)r->n * 2;
+		r->buf = malloc(r->bufcap);
+		if (!r->buf) {
+			r->bufcap = 0;
+			return reader_fail(r, "out of memory");
+		}
+	}
+	return 1;
+}
+
+/* The first line decides the format: a dump header, or the first record
+ * of escaped lines (which has a TAB, so a key "untorn-dump 1" stays one). */
+static int reader_start(struct reader *r)
+{
+	long v;
+	char *end;
+	int rc = read_line(r);
+
+	if (rc <= 0)
+		return rc;
+	if (strncmp(r->line, DUMP_MAGIC, strlen(DUMP_MAGIC)) ||
+	    memchr(r->line, '\t', (size_t)r->n)) {
+		r->pending = 1;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(r->line + strlen(DUMP_MAGIC), &end, 10);
+	if (errno || *end || v < 1)
+		return reader_fail(r, "malformed dump header");
+	if (v != DUMP_VERSION) {
+		warnx("%s: dump format version %ld; this untorn reads version %d",
+		      r->name, v, DUMP_VERSION);
+		return -1;
+	}
+	r->dump = 1;
+	return 0;
+}
+
+static int parse_escaped(struct reader *r, size_t *kl, size_t *vl)
+{
+	char *tab = memchr(r->line, '\t', (size_t)r->n);
+	long k, v;
+
+	if (!tab)
+		return reader_fail(r, "no TAB between key and value");
+	k = unescape(r->line, (size_t)(tab - r->line), r->buf);
+	v = k < 0 ? -1 : unescape(tab + 1, (size_t)(r->n - (tab + 1 - r->line)),
+				  r->buf + k);
+	if (k < 0 || v < 0)
+		return reader_fail(r, "malformed escape");
+	*kl = (size_t)k;
+	*vl = (size_t)v;
+	return 1;
+}
+
+static int parse_end(struct reader *r)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(r->line + 4, &end, 10);
+	if (errno || *end || end == r->line + 4 || n != r->records) {
+		warnx("%s:%lld: end line says '%s', but %lld records were read",
+		      r->name, r->lineno, r->line + 4, r->records);
+		return -1;
+	}
+	r->ended = 1;
+	return 0;
+}
+
+static int parse_dump(struct reader *r, size_t *kl, size_t *vl)
+{
+	char *sp;
+	long k, v;
+
+	if (r->ended)
+		return reader_fail(r, "data after the end line");
+	if (!strncmp(r->line, "end ", 4))
+		return parse_end(r);
+	sp = memchr(r->line, ' ', (size_t)r->n);
+	if (!sp)
+		return reader_fail(r, "no space between key and value");
+	k = get_hex(r->line, (size_t)(sp - r->line), r->buf);
+	v = k < 0 ? -1 : get_hex(sp + 1, (size_t)(r->n - (sp + 1 - r->line)),
+				 r->buf + k);
+	if (k < 0 || v < 0)
+		return reader_fail(r, "malformed hex");
+	*kl = (size_t)k;
+	*vl = (size_t)v;
+	return 1;
+}
+
+/* The next record in r->buf: 1, 0 at the end of input, -1 on an error
+ * (reported). */
+static int next_record(struct reader *r, size_t *kl, size_t *vl)
+{
+	for (;;) {
+		int rc = r->pending ? 1 : read_line(r);
+
+		r->pending = 0;
+		if (rc <= 0)
+			break;
+		if (!r->dump && r->n == 0)
+			continue; /* blank lines are allowed between escaped records */
+		rc = r->dump ? parse_dump(r, kl, vl) : parse_escaped(r, kl, vl);
+		if (rc) {
+			r->records += rc > 0;
+			return rc;
+		}
+	}
+	if (ferror(r->in)) {
+		warnx("%s: %s", r->name, strerror(errno));
+		return -1;
+	}
+	if (r->dump && !r->ended)
+		return reader_fail(r, "the dump ends without its end line (cut short?)");
+	return 0;
+}
+
+/* Put every record from r, one transaction per batch records. */
+static int load_records(ut_db *db, struct reader *r, long batch, int *ex)
+{
+	ut_txn *t = NULL;
+	long long in_txn = 0, total = -1;
+	int tty = isatty(2), rc = 0, got;
+	size_t kl, vl;
 	struct stat st;
 
-	(void)argc;
-	if (tty && !fstat(0, &st) && S_ISREG(st.st_mode))
+	if (tty && !fstat(fileno(r->in), &st) && S_ISREG(st.st_mode))
 		total = st.st_size;
-	if ((ex = open_db(argv[0], 1, WRITER, &db)))
-		return ex;
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
-		char *tab;
-		long kl, vl;
-
-		lineno++;
-		if (n > 0 && line[n - 1] == '\n')
-			line[--n] = 0;
-		if (n == 0)
-			continue; /* blank lines are allowed */
-		tab = memchr(line, '\t', (size_t)n);
-		if (!tab) {
-			warnx("stdin:%lld: no TAB between key and value", lineno);
-			ex = EXIT_ERROR;
-			break;
-		}
-		if ((size_t)n > bufcap) {
-			free(buf);
-			bufcap = (size_t)n * 2;
-			buf = malloc(bufcap);
-			if (!buf) {
-				rc = UT_ENOMEM;
-				break;
-			}
-		}
-		kl = unescape(line, (size_t)(tab - line), buf);
-		vl = kl < 0 ? -1 : unescape(tab + 1, (size_t)(n - (tab + 1 - line)), buf + kl);
-		if (kl < 0 || vl < 0) {
-			warnx("stdin:%lld: malformed escape", lineno);
-			ex = EXIT_ERROR;
-			break;
-		}
+	while ((got = next_record(r, &kl, &vl)) > 0) {
 		if (!t && (rc = ut_begin(db, 0, &t)))
 			break;
-		rc = ut_put(t, buf, (size_t)kl, buf + kl, (size_t)vl);
+		rc = ut_put(t, r->buf, kl, r->buf + kl, vl);
 		if (rc) {
-			warnx("stdin:%lld: put failed", lineno);
+			warnx("%s:%lld: put failed", r->name, r->lineno);
 			break;
 		}
-		recs++;
 		if (++in_txn >= batch) {
 			rc = ut_commit(t);
 			t = NULL;
@@ -540,30 +700,240 @@ static int cmd_load(int argc, char **argv, long batch)
 			if (rc)
 				break;
 			if (tty)
-				progress(recs, total > 0 ? ftello(stdin) : 0, total, 0);
+				progress(r->records, total > 0 ? ftello(r->in) : 0, total, 0);
 		}
 	}
+	if (got < 0)
+		*ex = EXIT_ERROR;
 	if (t) {
-		if (rc || ex)
+		if (rc || *ex)
 			ut_abort(t);
 		else
 			rc = ut_commit(t);
-		t = NULL;
-	}
-	if (!rc && !ex && ferror(stdin)) {
-		warnx("stdin: %s", strerror(errno));
-		ex = EXIT_ERROR;
 	}
 	if (tty)
-		progress(recs - in_txn * (rc || ex), total > 0 ? total : 0, total, 1);
+		progress(r->records - in_txn * (rc || *ex), total > 0 ? total : 0,
+			 total, 1);
+	return rc;
+}
+
+/* FILE, or stdin/stdout for a missing FILE or "-". */
+static FILE *open_stream(const char *path, const char *mode)
+{
+	FILE *f;
+
+	if (!path || !strcmp(path, "-"))
+		return *mode == 'r' ? stdin : stdout;
+	f = fopen(path, mode);
+	if (!f)
+		warnx("%s: %s", path, strerror(errno));
+	return f;
+}
+
+/* Close a stream from open_stream; a write error not seen before is one. */
+static int close_stream(FILE *f, const char *path, int ex)
+{
+	int bad = ferror(f) || (f == stdout ? fflush(f) : fclose(f));
+
+	if (bad && ex == EXIT_OK) {
+		warnx("%s: %s", path ? path : "stdout", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return ex;
+}
+
+static int cmd_load(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	struct reader r;
+	int rc = 0, ex;
+
+	memset(&r, 0, sizeof(r));
+	r.name = argc > 1 && strcmp(argv[1], "-") ? argv[1] : "stdin";
+	if (!(r.in = open_stream(argc > 1 ? argv[1] : NULL, "r")))
+		return EXIT_ERROR;
+	if ((ex = open_db(argv[0], 1, WRITER, &db))) {
+		if (r.in != stdin)
+			fclose(r.in);
+		return ex;
+	}
+	if (reader_start(&r) < 0)
+		ex = EXIT_ERROR;
+	else
+		rc = load_records(db, &r, batch, &ex);
 	if (rc)
 		ex = fail_rc(rc, argv[0]);
 	if (ex)
 		fprintf(stderr, "untorn: load stopped at line %lld; batches before it "
-			"are committed\n", lineno);
-	free(line);
-	free(buf);
+			"are committed\n", r.lineno);
+	if (r.in != stdin)
+		fclose(r.in);
+	free(r.line);
+	free(r.buf);
 	return close_db(db, argv[0], ex);
+}
+
+/* Write every record of t to out in the dump format. */
+static int dump_records(ut_txn *t, FILE *out)
+{
+	ut_cursor *c;
+	long long n = 0;
+	int rc = ut_cursor_open(t, &c);
+
+	if (rc)
+		return rc;
+	fprintf(out, "%s%d\n", DUMP_MAGIC, DUMP_VERSION);
+	rc = ut_cursor_seek(c, NULL, 0);
+	while (rc == UT_OK) {
+		const void *k, *v;
+		size_t kl, vl;
+
+		if ((rc = ut_cursor_get(c, &k, &kl, &v, &vl)))
+			break;
+		put_hex(out, k, kl);
+		putc_unlocked(' ', out);
+		put_hex(out, v, vl);
+		putc_unlocked('\n', out);
+		n++;
+		rc = ut_cursor_next(c);
+	}
+	ut_cursor_close(c);
+	if (rc != UT_NOTFOUND)
+		return rc; /* no end line: load refuses the partial dump */
+	fprintf(out, "end %lld\n", n);
+	return UT_OK;
+}
+
+static int cmd_dump(int argc, char **argv, long batch)
+{
+	const char *path = argc > 1 ? argv[1] : NULL;
+	ut_db *db;
+	ut_txn *t;
+	FILE *out;
+	int rc, ex;
+
+	(void)batch;
+	if ((ex = open_db(argv[0], 0, READER, &db)))
+		return ex;
+	if (!(out = open_stream(path, "w")))
+		return close_db(db, argv[0], EXIT_ERROR);
+	rc = ut_begin(db, UT_RDONLY, &t);
+	if (!rc) {
+		rc = dump_records(t, out);
+		ut_abort(t);
+	}
+	ex = rc ? fail_rc(rc, argv[0]) : EXIT_OK;
+	ex = close_stream(out, path, ex);
+	return close_db(db, argv[0], ex);
+}
+
+/* Copy every record of src into dst in key order, batch per transaction:
+ * ascending inserts leave each leaf full. */
+static int copy_records(ut_txn *src, ut_db *dst, long batch, long long *n)
+{
+	ut_cursor *c;
+	ut_txn *t = NULL;
+	long in_txn = 0;
+	int rc = ut_cursor_open(src, &c);
+
+	if (rc)
+		return rc;
+	rc = ut_cursor_seek(c, NULL, 0);
+	while (rc == UT_OK) {
+		const void *k, *v;
+		size_t kl, vl;
+
+		if ((rc = ut_cursor_get(c, &k, &kl, &v, &vl)))
+			break;
+		if (!t && (rc = ut_begin(dst, 0, &t)))
+			break;
+		if ((rc = ut_put(t, k, kl, v, vl)))
+			break;
+		(*n)++;
+		if (++in_txn >= batch) {
+			rc = ut_commit(t);
+			t = NULL;
+			in_txn = 0;
+			if (rc)
+				break;
+		}
+		rc = ut_cursor_next(c);
+	}
+	ut_cursor_close(c);
+	if (rc == UT_NOTFOUND)
+		rc = t ? ut_commit(t) : UT_OK;
+	else if (t)
+		ut_abort(t);
+	return rc;
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
+static int cmd_compact(int argc, char **argv, long batch)
+{
+	ut_options o = g.opt;
+	ut_db *src, *dst;
+	ut_txn *t;
+	long long n = 0, before, after;
+	int rc, ex;
+
+	(void)argc;
+	if (file_size(argv[1]) >= 0 || errno != ENOENT) {
+		warnx("%s: exists (compact writes a new database)", argv[1]);
+		return EXIT_ERROR;
+	}
+	if ((ex = open_db(argv[0], 0, READER, &src)))
+		return ex;
+	/* A fresh copy needs no per-commit sync: ut_close makes it durable,
+	 * and DEST is complete only when compact succeeds. */
+	o.create = 1;
+	o.readonly = 0;
+	o.sync = 0;
+	rc = ut_open(argv[1], &o, &dst);
+	if (rc)
+		return close_db(src, argv[0], fail_rc(rc, argv[1]));
+	rc = ut_begin(src, UT_RDONLY, &t);
+	if (!rc) {
+		rc = copy_records(t, dst, batch, &n);
+		ut_abort(t);
+	}
+	ex = rc ? fail_rc(rc, argv[0]) : EXIT_OK;
+	ex = close_db(dst, argv[1], ex);
+	ex = close_db(src, argv[0], ex);
+	if (ex)
+		return ex;
+	before = file_size(argv[0]);
+	after = file_size(argv[1]);
+	printf("%s: %lld bytes\n%s: %lld bytes (%.1f%%), %lld keys\n", argv[0],
+	       before, argv[1], after, before > 0 ? 100.0 * after / before : 0.0,
+	       n);
+	return EXIT_OK;
+}
+
+/* A hot backup: the database as of one snapshot, page for page, while
+ * writers (of another process: none, it holds the lock; of this one: the
+ * engine's own) go on. */
+static int cmd_backup(int argc, char **argv, long batch)
+{
+	ut_db *db;
+	int ex;
+
+	(void)argc; (void)batch;
+	if ((ex = open_db(argv[0], 0, READER, &db)))
+		return ex;
+	ex = EXIT_OK;
+	if ((ex = ut_backup(db, argv[1])))
+		ex = fail_rc(ex, argv[0]);
+	ex = close_db(db, argv[0], ex);
+	if (ex == EXIT_OK)
+		printf("%s: backup of %s: %lld bytes\n", argv[1], argv[0],
+		       file_size(argv[1]));
+	return ex;
 }
 
 static int cmd_check(int argc, char **argv, long batch)
@@ -637,126 +1007,80 @@ static int cmd_stats(int argc, char **argv, long batch)
 }
 
 /*
- * info: what the io layer's statx probe (ut_probe_atomic) and a trial open
- * through the POSIX vfs report for PATH (or, when PATH does not exist yet,
+ * info: what ut_probe reports for PATH (or, when PATH does not exist yet,
  * for a scratch file in the directory it would be created in, or the
  * directory itself when no file can be created there), then the protection
  * mode: for an existing database the engine's own choice and reason
- * (ut_db_protect_reason), else what UT_PROTECT_AUTO would choose.
+ * (ut_protect_reason), else what UT_PROTECT_AUTO would choose.
  * Output is NAME<TAB>VALUE lines.
  */
-struct info_ctx {
-	const char *path;
-	int exists;
-	const char *probed;   /* PATH, a scratch file beside it, or its directory */
-	ut_atomic_info ai;
-	int probe_rc;         /* ut_probe_atomic's return */
-	ut_file *f;           /* PATH (or a scratch file in its directory) */
-	int open_rc;
-	const char *direct_note;
-	int direct;           /* the trial open got O_DIRECT */
-	int uring;
-	char *scratch;        /* scratch file to remove, or NULL */
-};
-
 static const char *yesno(int b) { return b ? "yes" : "no"; }
 
-static void info_file(struct info_ctx *x)
+static void info_file(const char *path, const ut_probe_info *pi)
 {
-	uint64_t sz = 0;
-
-	printf("path\t%s\n", x->path);
-	printf("exists\t%s\n", x->exists ? "yes" : "no");
-	printf("probed\t%s (%s)\n", x->probed,
-	       x->exists ? "file"
-	       : x->probed == x->scratch ? "scratch file in its directory"
+	printf("path\t%s\n", path);
+	printf("exists\t%s\n", yesno(pi->exists));
+	printf("probed\t%s\n",
+	       pi->probed == UT_PROBED_FILE ? "the file itself"
+	       : pi->probed == UT_PROBED_SCRATCH ? "scratch file in its directory"
 	       : "directory: no scratch file could be created");
-	if (x->exists && x->f && !ut_file_size(x->f, &sz))
-		printf("size\t%llu\n", (unsigned long long)sz);
+	if (pi->exists && !pi->open_rc)
+		printf("size\t%llu\n", (unsigned long long)pi->file_size);
 }
 
-static void info_atomic(struct info_ctx *x)
+static void info_atomic(const ut_probe_info *pi)
 {
-	const ut_atomic_info *ai = &x->ai;
-
-	if (x->probe_rc != UT_OK && !ai->statx_errno) {
-		printf("statx\tfailed: %s (%s)\n", ut_strerror(x->probe_rc),
-		       ut_errdetail());
-	} else if (ai->statx_errno) {
-		printf("statx\tfailed: %s\n", strerror(ai->statx_errno));
-	} else {
+	if (pi->statx_errno)
+		printf("statx\tfailed: %s\n", strerror(pi->statx_errno));
+	else
 		printf("statx\tok\n");
-	}
 	printf("statx_mask_write_atomic\t%s\n",
-	       ai->statx_errno ? "unknown" : yesno(!ai->mask_missing));
-	printf("statx_attr_write_atomic\t%s\n", yesno(ai->supported));
-	if (ai->statx_errno)
-		printf("atomic_write\tunknown (statx: %s)\n", strerror(ai->statx_errno));
-	else if (ai->mask_missing)
+	       pi->statx_errno ? "unknown" : yesno(pi->statx_atomic_reported));
+	printf("statx_attr_write_atomic\t%s\n", yesno(pi->atomic_supported));
+	if (pi->statx_errno)
+		printf("atomic_write\tunknown (statx: %s)\n", strerror(pi->statx_errno));
+	else if (!pi->statx_atomic_reported)
 		printf("atomic_write\tunknown (statx did not report STATX_WRITE_ATOMIC)\n");
 	else
-		printf("atomic_write\t%s\n", ai->supported ? "supported" : "not supported");
-	printf("atomic_unit_min\t%u\n", ai->unit_min);
-	printf("atomic_unit_max\t%u\n", ai->unit_max);
-	printf("atomic_segments_max\t%u\n", ai->segments_max);
-	printf("atomic_unit_max_opt\t%u%s\n", ai->unit_max_opt,
-	       ai->unit_max_opt ? "" : " (none reported)");
-	printf("atomic_fits_page\t%s (%u bytes)\n",
-	       yesno(ut_atomic_fits(ai, UT_PAGE_SIZE)), UT_PAGE_SIZE);
-	if (x->open_rc)
-		printf("o_direct\tunknown (open: %s: %s)\n", ut_strerror(x->open_rc),
-		       ut_errdetail());
-	else if (x->direct)
+		printf("atomic_write\t%s\n",
+		       pi->atomic_supported ? "supported" : "not supported");
+	printf("atomic_unit_min\t%u\n", pi->atomic_unit_min);
+	printf("atomic_unit_max\t%u\n", pi->atomic_unit_max);
+	printf("atomic_segments_max\t%u\n", pi->atomic_segments_max);
+	printf("atomic_unit_max_opt\t%u%s\n", pi->atomic_unit_max_opt,
+	       pi->atomic_unit_max_opt ? "" : " (none reported)");
+	printf("atomic_fits_page\t%s (%u bytes)\n", yesno(pi->atomic_fits_page),
+	       UT_PAGE_SIZE);
+	if (pi->open_rc)
+		printf("o_direct\tunknown (open: %s)\n", pi->open_detail);
+	else if (pi->direct_io)
 		printf("o_direct\tyes (accepted)\n");
 	else
-		printf("o_direct\tno (%s)\n",
-		       x->direct_note ? x->direct_note : "refused; buffered I/O");
-	if (x->open_rc)
+		printf("o_direct\tno (%s)\n", pi->direct_note[0]
+		       ? pi->direct_note : "refused; buffered I/O");
+	if (pi->open_rc)
 		printf("io_uring\tunknown\n");
 	else
-		printf("io_uring\t%s\n", x->uring ? "yes (page write batches)"
-						  : "no (pwrite loop)");
+		printf("io_uring\t%s\n", pi->uring ? "yes (page write batches)"
+						   : "no (pwrite loop)");
 }
 
-/* What UT_PROTECT_AUTO would choose from the probe alone. */
-static const char *info_auto(const struct info_ctx *x, const char **why)
+static void info_protect(const char *path, const ut_probe_info *pi)
 {
-	const ut_atomic_info *ai = &x->ai;
-
-	if (ai->statx_errno)
-		*why = "statx failed";
-	else if (ai->mask_missing)
-		*why = "statx did not report STATX_WRITE_ATOMIC";
-	else if (!ai->supported)
-		*why = "STATX_ATTR_WRITE_ATOMIC not set";
-	else if (!ut_atomic_fits(ai, UT_PAGE_SIZE))
-		*why = "16384 outside [atomic_unit_min, atomic_unit_max]";
-	else if (!ut_atomic_fast(ai, UT_PAGE_SIZE))
-		*why = "16384 above atomic_unit_max_opt (slow software atomic writes)";
-	else if (x->open_rc || !x->direct)
-		*why = "no O_DIRECT on this file";
-	else {
-		*why = "O_DIRECT and the statx atomic write unit covers a 16384-byte page";
-		return "atomic";
-	}
-	return "doublewrite";
-}
-
-static void info_protect(struct info_ctx *x)
-{
-	const char *why, *mode = info_auto(x, &why);
+	const char *mode = ut_protect_name(pi->auto_protect);
 	ut_options o = g.opt;
 	ut_db *db;
 	ut_stats st;
 	int rc;
 
 	printf("page_size\t%u\n", UT_PAGE_SIZE);
-	printf("protect_auto\t%s (%s)\n", mode, why);
+	printf("protect_auto\t%s (%s)\n", mode, pi->auto_reason);
 	if (g.opt.protect != UT_PROTECT_AUTO)
 		printf("protect_requested\t%s\n", ut_protect_name(g.opt.protect));
-	if (!x->exists) {
+	if (!pi->exists) {
 		if (g.opt.protect == UT_PROTECT_AUTO)
-			printf("mode\t%s (auto, predicted from the probe: %s)\n", mode, why);
+			printf("mode\t%s (auto, predicted from the probe: %s)\n",
+			       mode, pi->auto_reason);
 		else
 			printf("mode\t%s (requested by name)\n",
 			       ut_protect_name(g.opt.protect));
@@ -764,19 +1088,20 @@ static void info_protect(struct info_ctx *x)
 	}
 	/* An existing file: ask the engine which mode it uses, and why. */
 	o.create = 0;
-	rc = ut_open(x->path, &o, &db);
+	rc = ut_open(path, &o, &db);
 	if (rc) {
 		printf("database\tnot opened: %s: %s\n", ut_strerror(rc), ut_errdetail());
 		return;
 	}
 	printf("database\tyes\n");
 	if (!ut_stats_get(db, &st)) {
+		const char *note = ut_direct_note(db);
+
 		printf("protect_in_use\t%s\n", ut_protect_name(st.protect));
 		printf("mode\t%s (%s)\n", ut_protect_name(st.protect),
-		       ut_db_protect_reason(db));
+		       ut_protect_reason(db));
 		printf("db_o_direct\t%s%s%s\n", yesno(st.direct_io),
-		       ut_db_direct_note(db) ? ": " : "",
-		       ut_db_direct_note(db) ? ut_db_direct_note(db) : "");
+		       note ? ": " : "", note ? note : "");
 		printf("db_io_uring\t%s\n", yesno(st.uring));
 	}
 	ut_close(db);
@@ -784,73 +1109,16 @@ static void info_protect(struct info_ctx *x)
 
 static int cmd_info(int argc, char **argv, long batch)
 {
-	struct info_ctx x;
-	ut_vfs *v = ut_vfs_posix();
-	char *dir = NULL;
+	ut_probe_info pi;
+	int rc;
 
 	(void)argc; (void)batch;
-	memset(&x, 0, sizeof(x));
-	x.path = argv[0];
-	x.exists = v->exists(v, argv[0]) == 1;
-	x.probed = argv[0];
-	if (!x.exists) {
-		/* A database not created yet: the directory it would be in. */
-		char *slash;
-
-		dir = strdup(argv[0]);
-		if (!dir)
-			return fail_rc(UT_ENOMEM, argv[0]);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir)
-			*slash = 0;
-		else if (slash)
-			slash[1] = 0;
-		else
-			strcpy(dir, ".");
-		x.probed = dir;
-	}
-	if (x.exists) {
-		x.open_rc = v->open(v, x.path, UT_OPEN_RDONLY | UT_OPEN_DIRECT, &x.f);
-	} else {
-		/* O_DIRECT, io_uring and the statx atomic unit are per file (a
-		 * directory reports no atomic unit): try a scratch file there. */
-		size_t n = strlen(dir) + 64;
-
-		x.scratch = malloc(n);
-		if (!x.scratch) {
-			free(dir);
-			return fail_rc(UT_ENOMEM, argv[0]);
-		}
-		snprintf(x.scratch, n, "%s/.untorn-info-%ld", dir, (long)getpid());
-		x.open_rc = v->open(v, x.scratch, UT_OPEN_CREATE | UT_OPEN_DIRECT, &x.f);
-		if (!x.open_rc)
-			x.probed = x.scratch;
-	}
-	if (x.open_rc)
-		x.f = NULL;
-	x.probe_rc = ut_probe_atomic(x.probed, &x.ai);
-	if (x.probe_rc == UT_NOTFOUND) {
-		ut_file_close(x.f);
-		if (x.scratch && !x.open_rc)
-			v->remove(v, x.scratch);
-		free(x.scratch);
-		free(dir);
-		return fail_rc(UT_EIO, argv[0]);
-	}
-	if (x.f) {
-		x.direct = x.f->direct;
-		x.direct_note = ut_file_direct_note(x.f);
-		x.uring = ut_file_uses_uring(x.f);
-	}
-	info_file(&x);
-	info_atomic(&x);
-	ut_file_close(x.f);
-	x.f = NULL;
-	if (x.scratch)
-		v->remove(v, x.scratch);
-	info_protect(&x);
-	free(x.scratch);
-	free(dir);
+	rc = ut_probe(argv[0], &pi);
+	if (rc)
+		return fail_rc(rc, argv[0]);
+	info_file(argv[0], &pi);
+	info_atomic(&pi);
+	info_protect(argv[0], &pi);
 	return EXIT_OK;
 }
 
@@ -869,12 +1137,35 @@ static const struct cmd cmds[] = {
 	  "usage: untorn scan DB [FROM [TO]]\n"
 	  "Print KEY<TAB>VALUE lines in key order (bytewise, shorter first on a\n"
 	  "tie), escaped (\\t \\n \\r \\\\ \\xHH).  FROM is inclusive, TO exclusive.\n" },
-	{ "load", 1, 1, cmd_load,
-	  "usage: untorn load [--batch N] DB < FILE\n"
-	  "Read escaped KEY<TAB>VALUE lines (the scan format) from stdin and put\n"
-	  "them, one transaction per N lines (default 1000).  Blank lines are\n"
-	  "skipped.  Shows progress on stderr when it is a terminal.  On an error\n"
-	  "the current batch is aborted; earlier batches stay committed.\n" },
+	{ "load", 1, 2, cmd_load,
+	  "usage: untorn load [--batch N] DB [FILE]\n"
+	  "Put the records of FILE (default stdin) into DB, one transaction per\n"
+	  "N records (default 1000); existing keys are overwritten.  FILE is a\n"
+	  "dump (first line \"untorn-dump 1\", see dump) or escaped KEY<TAB>VALUE\n"
+	  "lines (the scan format; blank lines skipped).  Shows progress on\n"
+	  "stderr when it is a terminal.  On an error (a malformed line, a dump\n"
+	  "without its end line) the current batch is aborted; earlier batches\n"
+	  "stay committed.\n" },
+	{ "dump", 1, 2, cmd_dump,
+	  "usage: untorn dump DB [FILE]\n"
+	  "Write every record of DB to FILE (default stdout) in the dump format,\n"
+	  "version 1, from one read transaction:\n"
+	  "  untorn-dump 1\n"
+	  "  KEYHEX VALUEHEX    one line per record, in key order, bytes as\n"
+	  "                     lowercase hex (VALUEHEX empty for an empty value)\n"
+	  "  end N              N = the number of records\n"
+	  "`untorn load` reads it back byte for byte; a dump without its end line\n"
+	  "(cut short) is refused.\n" },
+	{ "compact", 2, 2, cmd_compact,
+	  "usage: untorn compact [--batch N] DB DEST\n"
+	  "Copy DB into a new database DEST (which must not exist) in key order,\n"
+	  "so its leaves are full and it holds no free pages, then print both\n"
+	  "data files' sizes.  DEST is complete only when compact exits 0.\n" },
+	{ "backup", 2, 2, cmd_backup,
+	  "usage: untorn backup DB DEST\n"
+	  "Copy DB as of one snapshot into a new database DEST (DEST, DEST-wal and\n"
+	  "DEST-dw must not exist), page for page; the copy opens without a log.\n"
+	  "Writers of DB are not blocked while it runs.\n" },
 	{ "check", 1, 1, cmd_check,
 	  "usage: untorn check DB\n"
 	  "Verify every page checksum and every B+tree invariant.  Problems are\n"
