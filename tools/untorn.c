@@ -63,6 +63,8 @@ static const char usage_main[] =
 	"  dump DB [FILE]       write every record to FILE or stdout in the\n"
 	"                       versioned dump format (untorn-dump 1, hex)\n"
 	"  compact DB DEST      copy DB into a new, compact database DEST\n"
+	"  backup DB DEST       copy DB as of one snapshot into a new database\n"
+	"                       DEST, page for page, while writers go on\n"
 	"  check DB             verify every page checksum and B+tree invariant\n"
 	"  stats DB             print the engine's statistics for DB\n"
 	"  info PATH            what the file layer reports for PATH: O_DIRECT,\n"
