@@ -1,0 +1,99 @@
+"""untorn.dbm: the standard library's dbm interface over an untorn database.
+
+    db = untorn.dbm.open("cache.ut", "c")
+    db["key"] = "value"          # str is encoded as UTF-8, as dbm.gnu does
+    db[b"key"]                   # -> b'value' (values come back as bytes)
+
+open(file, flag='r', mode=0o666): 'r' read-only, 'w' read-write, both on an
+existing database; 'c' creates it when missing; 'n' always starts a new,
+empty one (removing FILE, FILE-wal and FILE-dw first).  A file created
+here gets mode & ~umask (the engine's -wal and -dw files get its default).
+Every write is its own transaction, durable when it returns.  Errors are
+untorn.Error instances, which `error` names (so `except dbm_module.error`
+works); a missing key raises KeyError.
+"""
+import os
+from collections.abc import MutableMapping
+
+from . import Error, Mapping
+from . import open as _open_db
+
+error = Error
+
+
+def _as_bytes(s):
+    if isinstance(s, str):
+        return s.encode("utf-8")
+    return s
+
+
+class _Database(MutableMapping):
+    def __init__(self, db):
+        self._db = db
+        self._map = Mapping(db)
+
+    def __getitem__(self, key):
+        return self._map[_as_bytes(key)]
+
+    def __setitem__(self, key, value):
+        self._map[_as_bytes(key)] = _as_bytes(value)
+
+    def __delitem__(self, key):
+        del self._map[_as_bytes(key)]
+
+    def __contains__(self, key):
+        return _as_bytes(key) in self._map
+
+    def __iter__(self):
+        return iter(self._map)
+
+    def __len__(self):
+        return len(self._map)
+
+    def keys(self):
+        """All keys as a list of bytes, as dbm.gnu and dbm.ndbm return."""
+        return list(self._map)
+
+    def setdefault(self, key, default=b""):
+        try:
+            return self[key]
+        except KeyError:
+            self[key] = default
+            return self[key]
+
+    def close(self):
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _remove_database(path):
+    for name in (path, path + "-wal", path + "-dw"):
+        try:
+            os.remove(name)
+        except FileNotFoundError:
+            pass
+
+
+def _create_file(path, mode):
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode))
+    except FileExistsError:
+        pass
+
+
+def open(file, flag="r", mode=0o666):
+    """Open an untorn database with the dbm module interface."""
+    path = os.fsdecode(file)
+    if flag not in ("r", "w", "c", "n"):
+        raise ValueError("flag must be one of 'r', 'w', 'c', or 'n'")
+    if flag == "n":
+        _remove_database(path)
+    if flag in ("c", "n"):
+        _create_file(path, mode)
+    return _Database(_open_db(path, readonly=(flag == "r"),
+                              create=flag in ("c", "n")))
