@@ -75,45 +75,51 @@ static PyObject *class_for_code(int code)
 	return Error;
 }
 
-/* Raise cls(message) with .code and .detail set. */
-static void raise_with(PyObject *cls, int code, const char *detail)
+/* Raise cls("strerror: detail") (engine errors) or cls(detail) (the
+ * binding's own ClosedError and BusyError) with .code and .detail set. */
+static void raise_with(PyObject *cls, int code, const char *detail,
+		       int engine)
 {
-	PyObject *exc;
+	PyObject *pdetail, *pcode, *exc;
 
-	if (detail && *detail)
-		exc = PyObject_CallFunction(cls, "ss", ut_strerror(code), detail);
+	if (!detail)
+		detail = "";
+	pdetail = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail),
+				       "replace");
+	if (!pdetail)
+		return;
+	if (!engine)
+		exc = PyObject_CallOneArg(cls, pdetail);
+	else if (*detail)
+		exc = PyObject_CallFunction(cls, "N", PyUnicode_FromFormat(
+			"%s: %U", ut_strerror(code), pdetail));
 	else
 		exc = PyObject_CallFunction(cls, "s", ut_strerror(code));
-	if (!exc)
-		return;
-	PyObject *pcode = PyLong_FromLong(code);
-	PyObject *pdetail = PyUnicode_DecodeUTF8(detail ? detail : "",
-						 detail ? strlen(detail) : 0,
-						 "replace");
-	if (pcode && pdetail && !PyObject_SetAttrString(exc, "code", pcode) &&
+	pcode = PyLong_FromLong(code);
+	if (exc && pcode && !PyObject_SetAttrString(exc, "code", pcode) &&
 	    !PyObject_SetAttrString(exc, "detail", pdetail))
 		PyErr_SetObject(cls, exc);
 	Py_XDECREF(pcode);
-	Py_XDECREF(pdetail);
-	Py_DECREF(exc);
+	Py_XDECREF(exc);
+	Py_DECREF(pdetail);
 }
 
 /* An engine error: call right after reacquiring the GIL. */
 static PyObject *raise_ut(int rc)
 {
-	raise_with(class_for_code(rc), rc, ut_errdetail());
+	raise_with(class_for_code(rc), rc, ut_errdetail(), 1);
 	return NULL;
 }
 
 static PyObject *raise_closed(const char *what)
 {
-	raise_with(ClosedError, UT_EINVAL, what);
+	raise_with(ClosedError, UT_EINVAL, what, 0);
 	return NULL;
 }
 
 static PyObject *raise_busy(const char *what)
 {
-	raise_with(BusyError, UT_EBUSY, what);
+	raise_with(BusyError, UT_EBUSY, what, 0);
 	return NULL;
 }
 
@@ -356,7 +362,7 @@ static PyObject *mod_open(PyObject *mod, PyObject *args, PyObject *kw)
 	DbObject *db;
 
 	(void)mod;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$nppOppO:open", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$npOppO:open", kwlist,
 					 PyUnicode_FSConverter, &path_bytes,
 					 &cache, &sync, &protect, &readonly,
 					 &create, &timeout))
@@ -1205,7 +1211,8 @@ static PyObject *iter_next(IterObject *it)
 	if (it->done)
 		return NULL;
 	if (!it->c)
-		return raise_closed("the iterator's transaction has ended");
+		return raise_closed(txn->db->db ? "the iterator's transaction has ended"
+				    : "the database is closed");
 	if (!txn_usable(txn))
 		return NULL;
 	txn_enter(txn);

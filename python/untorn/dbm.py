@@ -8,17 +8,33 @@ open(file, flag='r', mode=0o666): 'r' read-only, 'w' read-write, both on an
 existing database; 'c' creates it when missing; 'n' always starts a new,
 empty one (removing FILE, FILE-wal and FILE-dw first).  A file created
 here gets mode & ~umask (the engine's -wal and -dw files get its default).
-Every write is its own transaction, durable when it returns.  Errors are
-untorn.Error instances, which `error` names (so `except dbm_module.error`
-works); a missing key raises KeyError.
+Every write is its own transaction, durable when it returns.  A missing
+key raises KeyError; every other failure raises `error`, a subclass of
+both untorn.Error and OSError (the stdlib's dbm modules' errors are
+OSErrors), with the engine's .code and .detail.
 """
+import contextlib
 import os
 from collections.abc import MutableMapping
 
 from . import Error, Mapping
 from . import open as _open_db
 
-error = Error
+
+class error(Error, OSError):
+    """An untorn.dbm failure; .code and .detail as in untorn.Error."""
+
+
+@contextlib.contextmanager
+def _translated():
+    try:
+        yield
+    except error:
+        raise
+    except Error as e:
+        new = error(str(e))
+        new.code, new.detail = e.code, e.detail
+        raise new from e
 
 
 def _as_bytes(s):
@@ -33,26 +49,33 @@ class _Database(MutableMapping):
         self._map = Mapping(db)
 
     def __getitem__(self, key):
-        return self._map[_as_bytes(key)]
+        with _translated():
+            return self._map[_as_bytes(key)]
 
     def __setitem__(self, key, value):
-        self._map[_as_bytes(key)] = _as_bytes(value)
+        with _translated():
+            self._map[_as_bytes(key)] = _as_bytes(value)
 
     def __delitem__(self, key):
-        del self._map[_as_bytes(key)]
+        with _translated():
+            del self._map[_as_bytes(key)]
 
     def __contains__(self, key):
-        return _as_bytes(key) in self._map
+        with _translated():
+            return _as_bytes(key) in self._map
 
     def __iter__(self):
-        return iter(self._map)
+        with _translated():
+            yield from self._map
 
     def __len__(self):
-        return len(self._map)
+        with _translated():
+            return len(self._map)
 
     def keys(self):
         """All keys as a list of bytes, as dbm.gnu and dbm.ndbm return."""
-        return list(self._map)
+        with _translated():
+            return list(self._map)
 
     def setdefault(self, key, default=b""):
         try:
@@ -62,7 +85,8 @@ class _Database(MutableMapping):
             return self[key]
 
     def close(self):
-        self._db.close()
+        with _translated():
+            self._db.close()
 
     def __enter__(self):
         return self
@@ -95,5 +119,6 @@ def open(file, flag="r", mode=0o666):
         _remove_database(path)
     if flag in ("c", "n"):
         _create_file(path, mode)
-    return _Database(_open_db(path, readonly=(flag == "r"),
-                              create=flag in ("c", "n")))
+    with _translated():
+        return _Database(_open_db(path, readonly=(flag == "r"),
+                                  create=flag in ("c", "n")))
