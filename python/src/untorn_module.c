@@ -675,7 +675,7 @@ static PyObject *check_result(int rc, const ut_check_result *r,
 		Py_DECREF(d);
 		return NULL;
 	}
-	if (PyDict_SetItemString(d, "problems", lines)) {
+	if (PyDict_SetItemString(d, "report", lines)) {
 		Py_DECREF(lines);
 		Py_DECREF(d);
 		return NULL;
