@@ -164,7 +164,7 @@ keep = [db, txn, it] if order == "forward" else [it, txn, db]
 if order == "thread":
     def other():
         global otxn
-        otxn = odb.begin()
+        otxn = odb.begin(write=True)  # its lock is owned by that thread
     odb = untorn.open(path + ".2")
     th = threading.Thread(target=other); th.start(); th.join()
     keep.append(otxn)
@@ -180,3 +180,17 @@ def test_interpreter_exit_with_objects_alive(path, order):
     assert r.stdout == "exiting\n"
     with untorn.open(path) as db, db.begin() as t:
         assert dict(t.items()) == {b"committed": b"yes"}
+
+
+def test_a_write_txn_dropped_on_another_thread_is_leaked_not_aborted(tmp_path):
+    """Its lock belongs to the thread that took it: aborting it from here
+    would unlock another thread's rwlock, so the handle stays open."""
+    db = untorn.open(str(tmp_path / "leak.ut"))
+    kept = []
+    t = threading.Thread(target=lambda: kept.append(db.begin(write=True)))
+    t.start()
+    t.join()
+    kept.clear()                 # freed here, on the main thread
+    with pytest.raises(untorn.BusyError, match="dropped open"):
+        db.close()
+    assert not db.closed
