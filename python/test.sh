@@ -6,8 +6,9 @@
 #
 # The build goes to build-python/ (build-python-asan/ with --asan: the
 # engine and the module compiled with AddressSanitizer + UBSan, run under
-# the system interpreter with libasan preloaded; leak detection is off
-# because CPython keeps much of its memory until the process ends).
+# the system interpreter with libasan preloaded and PYTHONMALLOC=malloc;
+# leak detection is off because CPython keeps much of its memory until the
+# process ends).
 # Exits non-zero on any failure, when pytest collected no tests, and
 # after 15 minutes (a hang).
 set -euo pipefail
@@ -26,7 +27,10 @@ fi
 export PYTHONPATH=$out/lib
 if [ -n "${CFLAGS:-}" ]; then
 	export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-	export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
+	# PYTHONMALLOC=malloc: Python objects from malloc, not pymalloc's
+	# arenas, so ASan sees a freed Db or Txn used again
+	export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		PYTHONMALLOC=malloc
 fi
 rc=0
 # a binding bug that keeps the GIL while the engine waits hangs, not fails
