@@ -51,5 +51,5 @@ setup(
                 "store that writes its pages untorn",
     packages=["untorn"],
     ext_modules=[core],
-    python_requires=">=3.9",
+    python_requires=">=3.10",  # PyModule_AddObjectRef
 )
