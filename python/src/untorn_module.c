@@ -15,7 +15,8 @@
  *   of that rule a transaction is never in two calls at once.
  * - The engine serializes transactions with one rwlock: a thread that
  *   already holds a transaction and begins another, checkpoints or checks
- *   would wait for itself forever.  Those calls raise BusyError instead.
+ *   would wait for itself forever.  Those calls raise BusyError instead,
+ *   as they do once a leaked transaction (below) holds the lock.
  * - db.close() ends (aborts) the calling thread's open transactions, then
  *   closes.  It raises BusyError, leaving the handle open, while another
  *   thread holds a transaction or is inside a call on this database.
@@ -25,7 +26,8 @@
  *   Txn.  A Txn freed on a thread other than its owner while still open
  *   cannot be aborted there (see above); it is leaked with the engine lock
  *   it holds, and its Db then stays open until the process exits (recovery
- *   at the next open replays what was committed).
+ *   at the next open replays what was committed); begin, checkpoint and
+ *   check on it raise BusyError.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -292,14 +294,22 @@ static int txn_end(TxnObject *txn, int commit)
 	return rc;
 }
 
-/* Would the calling thread wait for a lock it holds itself? */
-static int holds_txn(DbObject *db)
+/* Would the calling thread wait for a lock it holds itself, or for one a
+ * leaked transaction holds for good? (raises BusyError) */
+static int would_wait_forever(DbObject *db, const char *what)
 {
 	unsigned long me = PyThread_get_thread_ident();
 
+	if (db->leaked_txns) {
+		raise_busy("a transaction was dropped open by another thread and "
+			   "holds the database's lock until the process exits");
+		return 1;
+	}
 	for (TxnObject *t = db->txns; t; t = t->next)
-		if (t->owner == me)
+		if (t->owner == me) {
+			raise_busy(what);
 			return 1;
+		}
 	return 0;
 }
 
@@ -428,9 +438,9 @@ static PyObject *db_begin(DbObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	if (!db_usable(self))
 		return NULL;
-	if (holds_txn(self))
-		return raise_busy("this thread already holds a transaction on this "
-				  "database; a second one would wait for it");
+	if (would_wait_forever(self, "this thread already holds a transaction "
+			       "on this database; a second one would wait for it"))
+		return NULL;
 	self->inflight++;
 	Py_BEGIN_ALLOW_THREADS
 	rc = ut_begin(self->db, write ? 0 : UT_RDONLY, &t);
@@ -631,9 +641,9 @@ static PyObject *db_checkpoint(DbObject *self, PyObject *unused)
 	(void)unused;
 	if (!db_usable(self))
 		return NULL;
-	if (holds_txn(self))
-		return raise_busy("checkpoint waits for open transactions, and "
-				  "this thread holds one");
+	if (would_wait_forever(self, "checkpoint waits for open transactions, "
+			       "and this thread holds one"))
+		return NULL;
 	self->inflight++;
 	Py_BEGIN_ALLOW_THREADS
 	rc = ut_checkpoint(self->db);
@@ -698,9 +708,9 @@ static PyObject *db_check(DbObject *self, PyObject *unused)
 	(void)unused;
 	if (!db_usable(self))
 		return NULL;
-	if (holds_txn(self))
-		return raise_busy("check takes a read transaction, and this thread "
-				  "holds one");
+	if (would_wait_forever(self, "check takes a read transaction, and this "
+			       "thread holds one"))
+		return NULL;
 	if (!(report = open_memstream(&buf, &len)))
 		return PyErr_NoMemory();
 	memset(&r, 0, sizeof(r));

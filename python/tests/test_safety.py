@@ -194,3 +194,7 @@ def test_a_write_txn_dropped_on_another_thread_is_leaked_not_aborted(tmp_path):
     with pytest.raises(untorn.BusyError, match="dropped open"):
         db.close()
     assert not db.closed
+    for call in (db.begin, db.checkpoint, db.check):   # instead of hanging
+        with pytest.raises(untorn.BusyError, match="dropped open"):
+            call()
+    assert db.stats()["protect"]
