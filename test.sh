@@ -3,9 +3,10 @@
 #   1. the unit, differential and in-process crash tests (ctest),
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer, and
 #      the multi-threaded tests under ThreadSanitizer,
-#   3. the kernel series: build (cached) and the guest tests in QEMU,
+#   3. the Python binding's pytest suite (python/test.sh),
+#   4. the kernel series: build (cached) and the guest tests in QEMU,
 #      patched kernel against the unpatched one,
-#   4. the VM crash harness's short pass: QEMU SIGKILLed mid-write 5 times
+#   5. the VM crash harness's short pass: QEMU SIGKILLed mid-write 5 times
 #      per mode (atomic, doublewrite, unsafe as the negative control), each
 #      recovery checked against an SQLite oracle (crashtests/vm-crash.sh --ci;
 #      the long pass is in crashtests/README.md).
@@ -52,6 +53,7 @@ tsan_tests() {
 suite "unit tests" ctest_in build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite "unit tests (asan+ubsan)" ctest_in build-asan -DUT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 suite "concurrency tests (threadsanitizer)" tsan_tests
+suite "python binding" bash python/test.sh
 if [ "${UT_SKIP_VM:-0}" != 1 ]; then
 	suite "kernel build (cached by series+config hash)" bash kernel-series/build.sh
 	suite "kernel series checkpatch" bash kernel-series/checkpatch.sh

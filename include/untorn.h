@@ -149,11 +149,14 @@ extern "C" {
 #endif
 
 /* Marks the functions the shared library exports; everything else in it is
- * hidden. */
+ * hidden.  A program that compiles the sources into itself (the Python
+ * module does) may define UT_API empty to export none of them. */
+#ifndef UT_API
 #if defined(__GNUC__)
 #define UT_API __attribute__((visibility("default")))
 #else
 #define UT_API
+#endif
 #endif
 
 #define UT_VERSION_STRING "0.3.0"

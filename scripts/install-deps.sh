@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config liburing-dev libcmocka-dev sqlite3
       libsqlite3-dev liblmdb-dev librocksdb-dev qemu-system-x86 xfsprogs
       e2fsprogs busybox-static linux-source-6.12 bc bison flex libelf-dev
-      libssl-dev cpio xz-utils zstd gnuplot-nox)
+      libssl-dev cpio xz-utils zstd gnuplot-nox
+      python3-dev python3-pytest python3-venv python3-setuptools)
 
 missing=()
 for p in "${PKGS[@]}"; do
