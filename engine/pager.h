@@ -178,11 +178,16 @@ typedef struct ut_pg {
 /* A reader's snapshot: the database as of the last commit published
  * before ut_pager_snap_begin.  The caller owns the storage; the pager
  * links it into its list of live snapshots until ut_pager_snap_end. */
+#define UT_SNAP_MEMO 32
 typedef struct ut_snap {
 	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
 	uint32_t root, npages; /* the header's root and page count then */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
 	struct ut_snap *prev, *next;
+	/* Interior pages this snapshot read, pinned (by page number modulo
+	 * UT_SNAP_MEMO): the version a snapshot sees never changes, so they
+	 * are found again without the pool mutex. */
+	ut_pg *memo[UT_SNAP_MEMO];
 } ut_snap;
 
 typedef struct ut_pager_config {

@@ -361,11 +361,18 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 {
 	struct frame *f;
 	struct pver *v;
+	ut_pg *m = NULL;
 	uint32_t limit;
 	int rc;
 
 	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
 		return UT_EFATAL;
+	if (s && (m = s->memo[pgno % UT_SNAP_MEMO]) && m->pgno == pgno) {
+		__atomic_add_fetch(&((struct pver *)m)->refs, 1, __ATOMIC_RELAXED);
+		*out = m;
+		return UT_OK;
+	}
+	m = NULL;
 	pthread_mutex_lock(&p->mu);
 	limit = s ? s->npages : ut_pager_page_count(p);
 	for (;;) {
@@ -397,11 +404,20 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	}
 	f->pin--;
 	rc = pager_version_for(p, s, f, &v);
-	if (rc == UT_OK)
-		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
+	if (rc == UT_OK) {
+		/* an interior page also goes to the snapshot's memo */
+		int keep = ut_page_type(v->pg.data) == UT_PT_INTERIOR;
+
+		__atomic_add_fetch(&v->refs, 1u + (unsigned)keep, __ATOMIC_RELAXED);
+		if (keep) {
+			m = s->memo[pgno % UT_SNAP_MEMO];
+			s->memo[pgno % UT_SNAP_MEMO] = &v->pg;
+		}
+	}
 	pthread_mutex_unlock(&p->mu);
 	if (rc == UT_OK)
 		*out = &v->pg;
+	ut_pager_release(p, m); /* the memo entry this one replaced */
 	return rc;
 }
 

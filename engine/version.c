@@ -170,6 +170,7 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 	s->root = ut_ld32(m + UT_META_ROOT);
 	s->npages = ut_ld32(m + UT_META_PAGECOUNT);
 	s->began_ms = now_ms();
+	memset(s->memo, 0, sizeof(s->memo));
 	s->next = NULL;
 	s->prev = p->snap_tail;
 	if (p->snap_tail)
@@ -183,6 +184,8 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 
 void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 {
+	for (unsigned i = 0; i < UT_SNAP_MEMO; i++)
+		ut_pager_release(p, s->memo[i]);
 	pthread_mutex_lock(&p->mu);
 	if (s->prev)
 		s->prev->next = s->next;
