@@ -3,7 +3,9 @@
  */
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "helper_fs.h"
@@ -24,4 +26,30 @@ void rm_tree(const char *dir)
 	}
 	closedir(dp);
 	rmdir(dir);
+}
+
+void remove_db_files(const char *path)
+{
+	static const char *const suffix[] = { "", "-wal", "-dw" };
+	char s[1024];
+
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(s, sizeof(s), "%s%s", path, suffix[i]);
+		unlink(s);
+	}
+}
+
+char *tmp_db_path(const char *prefix, const char *name)
+{
+	const char *dir = getenv("UT_TMPDIR");
+	char *p = malloc(1024);
+
+	if (!p)
+		abort();
+	if (!dir || !*dir)
+		dir = "/tmp";
+	mkdir(dir, 0755);
+	snprintf(p, 1024, "%s/%s-%s-%d.db", dir, prefix, name, (int)getpid());
+	remove_db_files(p);
+	return p;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper_fs.h"
 #include "untorn.h"
 
 #define ACCOUNTS 2000
@@ -24,19 +25,6 @@ static ut_db *db;
 static _Atomic int stop;
 static int reader_errors, reader_rounds;
 static pthread_mutex_t stat_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static char *tmp_path(const char *name)
-{
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/conc-%s-%d.db", dir, name, (int)getpid());
-	unlink(p);
-	return p;
-}
 
 static void akey(char *k, int i)
 {
@@ -142,7 +130,7 @@ static void *reader(void *arg)
 static void test_readers_and_writers(void **s)
 {
 	(void)s;
-	char *path = tmp_path("rw");
+	char *path = tmp_db_path("conc", "rw");
 	ut_options o;
 	pthread_t w[2], r[2];
 
@@ -210,7 +198,7 @@ static void *incr(void *arg)
 static void test_writers_serialized(void **s)
 {
 	(void)s;
-	char *path = tmp_path("ser");
+	char *path = tmp_db_path("conc", "ser");
 	ut_options o;
 	pthread_t th[3];
 

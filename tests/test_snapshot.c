@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper_fs.h"
 #include "untorn.h"
 
 #define NKEYS 400
@@ -107,29 +108,6 @@ static void oracle_reset(void)
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static char *tmp_path(const char *name)
-{
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/snap-%s-%d.db", dir, name, (int)getpid());
-	return p;
-}
-
-static void remove_db(const char *path)
-{
-	char s[600];
-
-	unlink(path);
-	snprintf(s, sizeof(s), "%s-wal", path);
-	unlink(s);
-	snprintf(s, sizeof(s), "%s-dw", path);
-	unlink(s);
-}
-
 static ut_db *open_db(const char *path, size_t cache, size_t snap_bytes)
 {
 	ut_options o;
@@ -139,7 +117,7 @@ static ut_db *open_db(const char *path, size_t cache, size_t snap_bytes)
 	o.sync = 0;
 	o.cache_bytes = cache;
 	o.snapshot_bytes = snap_bytes;
-	remove_db(path);
+	remove_db_files(path);
 	assert_int_equal(ut_open(path, &o, &db), UT_OK);
 	return db;
 }
@@ -344,7 +322,7 @@ static void *reader_main(void *arg)
 
 static void run_differential(size_t cache, int commits, int readers)
 {
-	char *path = tmp_path("diff");
+	char *path = tmp_db_path("snap", "diff");
 	pthread_t w, r[4];
 	struct wargs wa = { 12345, commits, 97, 24 };
 
@@ -366,7 +344,7 @@ static void run_differential(size_t cache, int commits, int readers)
 	assert_true(reader_checks > 0);
 	assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	remove_db(path);
+	remove_db_files(path);
 	free(path);
 }
 
@@ -402,7 +380,7 @@ static void load(int nkeys, uint32_t seq)
 static void test_long_reader(void **s)
 {
 	(void)s;
-	char *path = tmp_path("long");
+	char *path = tmp_db_path("snap", "long");
 	struct wargs wa = { 777, 10000, 5000, 3 }; /* two checkpoints */
 	uint8_t *exp = expect_buf();
 	pthread_t w;
@@ -436,7 +414,7 @@ static void test_long_reader(void **s)
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
 	assert_int_equal(st.snapshot_versions, 0); /* freed with the reader */
 	assert_int_equal(ut_close(db), UT_OK);
-	remove_db(path);
+	remove_db_files(path);
 	free(path);
 	free(exp);
 }
@@ -446,7 +424,7 @@ static void test_long_reader(void **s)
 static void test_reader_beside_open_writer(void **s)
 {
 	(void)s;
-	char *path = tmp_path("open");
+	char *path = tmp_db_path("snap", "open");
 	ut_txn *w, *r;
 	void *v;
 	size_t vl;
@@ -475,7 +453,7 @@ static void test_reader_beside_open_writer(void **s)
 	assert_int_equal(vl, 1);
 	ut_abort(r);
 	assert_int_equal(ut_close(db), UT_OK);
-	remove_db(path);
+	remove_db_files(path);
 	free(path);
 }
 
@@ -484,7 +462,7 @@ static void test_reader_beside_open_writer(void **s)
 static void test_budget(void **s)
 {
 	(void)s;
-	char *path = tmp_path("budget");
+	char *path = tmp_db_path("snap", "budget");
 	uint8_t *exp = expect_buf();
 	ut_txn *r, *w;
 	ut_stats st;
@@ -540,7 +518,7 @@ static void test_budget(void **s)
 	free(v);
 	ut_abort(r);
 	assert_int_equal(ut_close(db), UT_OK);
-	remove_db(path);
+	remove_db_files(path);
 	free(path);
 	free(exp);
 }
@@ -550,7 +528,7 @@ static void test_budget(void **s)
 static void test_backup_during_load(void **s)
 {
 	(void)s;
-	char *path = tmp_path("bsrc"), *dest = tmp_path("bdst");
+	char *path = tmp_db_path("snap", "bsrc"), *dest = tmp_db_path("snap", "bdst");
 	uint8_t *exp = expect_buf();
 	struct wargs wa = { 4242, 3000, 0, 24 };
 	pthread_t w;
@@ -565,7 +543,7 @@ static void test_backup_during_load(void **s)
 	load(NKEYS, 1);
 	last_seq = 1;
 	writer_done = 0;
-	remove_db(dest);
+	remove_db_files(dest);
 	assert_int_equal(pthread_create(&w, NULL, writer_main, &wa), 0);
 	while (last_seq < 200)
 		usleep(1000);
@@ -590,8 +568,8 @@ static void test_backup_during_load(void **s)
 	assert_int_equal(check_scan(t, seq, exp), 0);
 	ut_abort(t);
 	assert_int_equal(ut_close(copy), UT_OK);
-	remove_db(path);
-	remove_db(dest);
+	remove_db_files(path);
+	remove_db_files(dest);
 	free(path);
 	free(dest);
 	free(exp);
