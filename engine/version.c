@@ -11,7 +11,6 @@
  * freed when the oldest snapshot no longer needs them and no reader pins
  * them.  Everything here runs under p->mu.
  */
-#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,10 +146,14 @@ int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f,
 				 p->nkept * (size_t)UT_PAGE_SIZE);
 		return UT_ESNAPSHOT;
 	}
-	/* an engine bug, not damage: stop the test builds at once */
-	assert(!"no version of a page for a live snapshot");
-	ut_set_errdetail("%s: page %u: no version for the snapshot at LSN %llu",
-			 p->path, f->pg.pgno, (unsigned long long)s->lsn);
+	/* Live snapshots keep every version they see, so the page claims a
+	 * commit this snapshot cannot have missed: its LSN lies (a crafted
+	 * or damaged page whose checksum passes). */
+	ut_set_errdetail("%s: page %u: LSN %llu is newer than the snapshot "
+			 "(LSN %llu) and no older version of it was kept: the "
+			 "page's LSN is damaged", p->path, f->pg.pgno,
+			 (unsigned long long)(f->cur ? ut_page_lsn(f->cur->pg.data) : 0),
+			 (unsigned long long)s->lsn);
 	return UT_ECORRUPT;
 }
 
