@@ -23,7 +23,10 @@
  *      overflow chains (type, lengths), the free list, every page of the
  *      file reached exactly once; and ut_stats corrupt_pages == 0;
  *   5. a few more transactions on the recovered database commit and read
- *      back (it is usable).
+ *      back (it is usable);
+ *   6. while it ran, a read transaction held across three commits (begun
+ *      before every fifth) saw the same snapshot at its end as at its
+ *      start, the power cut landing while it is open in some runs.
  *
  * Modes: doublewrite and atomic must show zero violations.  unsafe is the
  * negative control: under the same crashes (TEAR_ALL / RANDOM reboots) the
@@ -336,6 +339,8 @@ struct run {
 	uint64_t events; /* events at the end (dry run) */
 	uint64_t *bound; /* if set: bound[i] = events before txn i begins,
 			  * bound[ntxn] = events before the final ut_close */
+	int snap_bad;    /* a reader's snapshot changed under it */
+	char snap_what[160];
 };
 
 /* Prefix sharing (see crash_forked): at every transaction boundary i of
@@ -375,13 +380,67 @@ static void open_opts(ut_options *o, int protect)
 
 /* Run the workload on d until it ends or an engine call fails (the power
  * cut armed at crash_at, or ENOSPC); the database is closed either way. */
+/* A digest of everything a read transaction sees: keys, values, count.
+ * 0 when the scan could not complete (after a power cut reads may fail). */
+static int snap_digest(ut_txn *rt, uint64_t *digest)
+{
+	ut_cursor *c;
+	uint64_t h = 1469598103934665603ull;
+	int rc;
+
+	if (ut_cursor_open(rt, &c))
+		return 0;
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c)) {
+		const uint8_t *k, *v;
+		size_t kl, vl;
+
+		if (ut_cursor_get(c, (const void **)&k, &kl, (const void **)&v, &vl))
+			break;
+		for (size_t i = 0; i < kl; i++)
+			h = (h ^ k[i]) * 1099511628211ull;
+		for (size_t i = 0; i < vl; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		h = (h ^ kl ^ (vl << 16)) * 1099511628211ull;
+	}
+	ut_cursor_close(c);
+	*digest = h;
+	return rc == UT_NOTFOUND;
+}
+
+/* Crash points also land while a reader holds a snapshot: one is begun
+ * before every fifth transaction and held across three commits (and any
+ * checkpoints among them); what it sees at its end must be what it saw at
+ * its start. */
+static void reader_step(ut_db *db, size_t i, ut_txn **rd, uint64_t *digest,
+			int *digest_ok, struct run *r)
+{
+	uint64_t now;
+
+	if (!*rd && i % 5 == 1) {
+		if (ut_begin(db, UT_RDONLY, rd) == UT_OK)
+			*digest_ok = snap_digest(*rd, digest);
+	} else if (*rd && i % 5 == 4) {
+		if (*digest_ok && snap_digest(*rd, &now) && now != *digest &&
+		    !r->snap_bad) {
+			r->snap_bad = 1;
+			snprintf(r->snap_what, sizeof(r->snap_what), "a read "
+				 "transaction begun before txn %zu saw its snapshot "
+				 "change by txn %zu", i - 3, i);
+		}
+		ut_abort(*rd);
+		*rd = NULL;
+	}
+}
+
 static void run_to_crash_fk(struct workload *w, ut_simdisk *d, int protect,
 			    uint64_t crash_at, struct run *r, uint64_t *bound,
 			    struct forker *fk)
 {
 	ut_options o;
 	ut_db *db = NULL;
-	int rc;
+	ut_txn *rd = NULL;
+	uint64_t digest = 0;
+	int rc, digest_ok = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->bound = bound;
@@ -400,6 +459,7 @@ static void run_to_crash_fk(struct workload *w, ut_simdisk *d, int protect,
 		if (fk && !fk->child)
 			fork_here(fk, d, i); /* 1 in a child: it carries on
 					      * towards its crash point */
+		reader_step(db, i, &rd, &digest, &digest_ok, r);
 		if ((rc = ut_begin(db, 0, &tx))) {
 			snprintf(r->what, sizeof(r->what), "txn %zu ut_begin: %s", i,
 				 ut_strerror(rc));
@@ -439,6 +499,9 @@ static void run_to_crash_fk(struct workload *w, ut_simdisk *d, int protect,
 			goto stop;
 		}
 	}
+	if (rd)
+		ut_abort(rd);
+	rd = NULL;
 	if (r->bound)
 		r->bound[w->ntxn] = ut_simdisk_event_count(d);
 	if (fk && !fk->child)
@@ -448,6 +511,8 @@ static void run_to_crash_fk(struct workload *w, ut_simdisk *d, int protect,
 	if (rc)
 		snprintf(r->what, sizeof(r->what), "ut_close: %s", ut_strerror(rc));
 stop:
+	if (rd)
+		ut_abort(rd);
 	if (db)
 		ut_close(db); /* frees the handle; its error is expected */
 	r->err = rc;
@@ -963,6 +1028,13 @@ static int crash_check(struct workload *w, ut_simdisk *d, int protect,
 			return 1;
 		}
 		return 0;
+	}
+	if (r.snap_bad) {
+		ty->violations++;
+		bad = 1;
+		printf("VIOLATION crash[%s] seed=%llu point=%llu: %s\n",
+		       ut_protect_name(protect), (unsigned long long)w->seed,
+		       (unsigned long long)point, r.snap_what);
 	}
 	ut_simdisk_reboot_policy(d, rseed, pol);
 	t0 = now_s();
