@@ -164,7 +164,7 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->valid = 1;
 	f->txn = 1;
 	f->dirty = 0;
-	f->pin = 1;
+	frame_set_pins(f, 1);
 	f->ref = 1;
 	pager_hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
@@ -239,7 +239,7 @@ static void discard_txn(ut_pager *p)
 			f->pg.data = f->cur->pg.data;
 			p->preout--;
 		} else {
-			f->pin = 0; /* new to the file: no page to go back to */
+			frame_set_pins(f, 0); /* new to the file: no page to go back to */
 			pager_frame_forget(p, f);
 		}
 	}

@@ -314,7 +314,7 @@ static int adopt_meta(ut_pager *p, struct frame *mf)
 
 	if (rc)
 		return rc;
-	mf->pin = 1;
+	frame_set_pins(mf, 1);
 	p->meta = mf;
 	memcpy(p->hdr_ckpt, mf->pg.data + UT_META_CKPT_LSN, sizeof(p->hdr_ckpt));
 	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
@@ -399,7 +399,16 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		free(p);
 		return UT_ENOMEM;
 	}
-	pthread_mutex_init(&p->mu, NULL);
+	{
+		/* held for moments by readers and the writer alike: spin a
+		 * little before sleeping */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&p->mu, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	pthread_mutex_init(&p->flush_mu, NULL);
 	pthread_cond_init(&p->work_cv, NULL);
 	pthread_cond_init(&p->done_cv, NULL);

@@ -59,7 +59,9 @@ struct frame {
 	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
 	struct frame *hnext;
-	uint32_t pin;
+	uint32_t pin; /* the writer's pins; atomic: released without p->mu
+		       * (taken under it, so an evictor under p->mu sees at
+		       * worst a pin about to go: it skips the frame) */
 	uint32_t wgen; /* bumped when a commit replaces cur */
 	uint8_t valid, txn, ref;
 	uint8_t dirty;    /* cur differs from the data file */
@@ -67,6 +69,16 @@ struct frame {
 	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
 	uint8_t ckpt;     /* dirty when the pending checkpoint began */
 };
+
+static inline uint32_t frame_pins(const struct frame *f)
+{
+	return __atomic_load_n(&f->pin, __ATOMIC_ACQUIRE);
+}
+
+static inline void frame_set_pins(struct frame *f, uint32_t n)
+{
+	__atomic_store_n(&f->pin, n, __ATOMIC_RELEASE);
+}
 
 struct ut_pager {
 	ut_vfs *vfs;

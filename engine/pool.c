@@ -141,7 +141,7 @@ size_t ut_pager_pinned(ut_pager *p)
 
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < p->nframes; i++)
-		n += p->frames[i]->valid && p->frames[i]->pin;
+		n += p->frames[i]->valid && frame_pins(p->frames[i]);
 	pthread_mutex_unlock(&p->mu);
 	return n;
 }
@@ -194,7 +194,7 @@ static int sweep(ut_pager *p, size_t *vidx)
 			*vidx = at;
 			return 1;
 		}
-		if (f->pin || f->txn || pver_readers(f->cur))
+		if (frame_pins(f) || f->txn || pver_readers(f->cur))
 			continue;
 		if (f->ref) {
 			f->ref = 0;
@@ -215,7 +215,7 @@ static int dirty_evictable(const ut_pager *p)
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct frame *f = p->frames[i];
 
-		if (f->valid && f->dirty && !f->pin && !f->txn && f != p->meta)
+		if (f->valid && f->dirty && !frame_pins(f) && !f->txn && f != p->meta)
 			return 1;
 	}
 	return 0;
@@ -227,7 +227,7 @@ void pager_frame_forget(ut_pager *p, struct frame *f)
 {
 	struct pver *v = f->cur;
 
-	assert(!f->pin && !f->txn && !f->loading && (!v || !pver_readers(v)));
+	assert(!frame_pins(f) && !f->txn && !f->loading && (!v || !pver_readers(v)));
 	hremove(p, f);
 	f->valid = 0;
 	f->dirty = 0;
@@ -334,7 +334,7 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	f->valid = 1;
 	f->loading = 1;
 	f->dirty = f->txn = 0;
-	f->pin = 1;
+	frame_set_pins(f, 1);
 	f->ref = 1;
 	pager_hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
@@ -349,7 +349,7 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 		if (rc == UT_ECORRUPT)
 			p->ctr.corrupt_pages++;
 		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
-		f->pin = 0;
+		frame_set_pins(f, 0);
 		pager_frame_forget(p, f);
 		return rc;
 	}
@@ -379,7 +379,7 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 		while ((f = pager_hfind(p, pgno)) && f->loading)
 			pthread_cond_wait(&p->load_cv, &p->mu);
 		if (f) {
-			f->pin++;
+			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
 			f->ref = 1;
 			break;
 		}
@@ -402,7 +402,7 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 		*out = &f->pg;
 		return UT_OK;
 	}
-	f->pin--;
+	__atomic_sub_fetch(&f->pin, 1, __ATOMIC_RELEASE);
 	rc = pager_version_for(p, s, f, &v);
 	if (rc == UT_OK) {
 		/* an interior page also goes to the snapshot's memo */
@@ -444,12 +444,10 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 		return;
 	}
 	struct frame *f = (struct frame *)pg;
+	uint32_t was = __atomic_fetch_sub(&f->pin, 1, __ATOMIC_RELEASE);
 
-	pthread_mutex_lock(&p->mu);
-	assert(f->pin);
-	if (f->pin)
-		f->pin--;
-	pthread_mutex_unlock(&p->mu);
+	assert(was);
+	(void)was;
 }
 
 /* Free frames beyond the bound once the transaction no longer pins them.
@@ -464,7 +462,7 @@ void pager_shrink(ut_pager *p)
 		return;
 	for (size_t i = 0; i < p->nframes && !p->cleaner_running; i++) {
 		struct frame *f = p->frames[i];
-		if (f->valid && f->dirty && !f->pin && !f->txn)
+		if (f->valid && f->dirty && !frame_pins(f) && !f->txn)
 			batch[nb++] = f;
 		if (nb == EVICT_BATCH || (nb && i + 1 == p->nframes)) {
 			int rc = pager_flush_frames(p, batch, nb, 0);
@@ -479,7 +477,7 @@ void pager_shrink(ut_pager *p)
 	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
-		if (!f->valid || (!f->pin && !f->txn && !f->dirty && !pver_readers(f->cur))) {
+		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty && !pver_readers(f->cur))) {
 			if (f->valid)
 				pager_frame_forget(p, f);
 			p->frames[i] = p->frames[--p->nframes];

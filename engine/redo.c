@@ -164,7 +164,7 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	f->pg.pgno = pgno;
 	f->valid = 1;
 	f->dirty = f->txn = 0;
-	f->pin = 0;
+	frame_set_pins(f, 0);
 	f->ref = 1;
 	pager_hinsert(p, f);
 	*out = f;
