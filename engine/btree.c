@@ -209,11 +209,11 @@ static int ovfl_write(ut_pager *p, const uint8_t *val, size_t vlen, uint32_t *he
 static int ovfl_read(ut_pager *p, ut_snap *s, uint32_t pgno, uint8_t *out,
 		     size_t vlen)
 {
-	assert(vlen <= UT_MAX_VALUE); /* the cell was checked (page.h) */
 	size_t off = 0;
 	ut_pg *pg;
 	int rc;
 
+	assert(vlen <= UT_MAX_VALUE); /* the cell was checked (page.h) */
 	while (off < vlen) {
 		if ((rc = ut_pager_get_at(p, s, pgno, &pg)))
 			return rc;
@@ -349,7 +349,8 @@ static int leaf_fill(ut_pager *p, uint32_t pgno, int depth, ut_bt_fill *out)
 
 	if (depth >= UT_BT_MAXDEPTH)
 		return bad_page(p, pgno, "tree too deep");
-	/* shared subtrees could make the walk exponential: no page twice */
+	/* shared subtrees could make the walk exponential: it may reach no
+	 * more tree pages than the file has */
 	if (out->leaves + out->interior >= ut_pager_page_count(p))
 		return bad_page(p, pgno, "reached more tree pages than the file has");
 	if ((rc = ut_pager_get(p, pgno, &pg)))

@@ -790,6 +790,70 @@ static void test_fill_sequential(void **s)
 	assert_true(load_fill("fill-desc", descending, &f) >= 0.85);
 }
 
+/* Page pgno of the data file path: read into buf, or (write) written from
+ * buf after resealing its checksum, as a hand edit would. */
+static void edit_page(const char *path, uint32_t pgno, uint8_t *buf, int write)
+{
+	FILE *f = fopen(path, "r+b");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)pgno * UT_PAGE_SIZE, SEEK_SET), 0);
+	if (write) {
+		ut_page_seal(buf);
+		assert_int_equal(fwrite(buf, UT_PAGE_SIZE, 1, f), 1);
+	} else {
+		assert_int_equal(fread(buf, UT_PAGE_SIZE, 1, f), 1);
+	}
+	fclose(f);
+}
+
+/* A resealed interior page whose second child pointer leads to the first
+ * child's leaf: a scan would return that leaf's keys twice, so the cursor
+ * refuses the leaf whose first key is not above the last key it left. */
+static void test_shared_leaf_refused(void **s)
+{
+	(void)s;
+	char *path = tmp_path("sharedleaf");
+	ut_db *db = open_db(path, 0);
+	uint8_t *meta = malloc(UT_PAGE_SIZE), *root = malloc(UT_PAGE_SIZE);
+	ut_txn *t;
+	ut_cursor *c;
+	char k[16], v[200];
+	int rc, n = 0;
+
+	memset(v, 'v', sizeof(v));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 400; i++) {
+		snprintf(k, sizeof(k), "k%05d", i);
+		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	edit_page(path, 0, meta, 0);
+	edit_page(path, ut_ld32(meta + UT_META_ROOT), root, 0);
+	assert_int_equal(ut_page_type(root), UT_PT_INTERIOR);
+	assert_true(ut_page_nslots(root) >= 2);
+	ut_st32(ut_page_cell(root, 1), ut_ld32(ut_page_cell(root, 0)));
+	edit_page(path, ut_ld32(meta + UT_META_ROOT), root, 1);
+
+	db = open_db(path, 0);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	assert_int_equal(ut_cursor_open(t, &c), UT_OK);
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c))
+		n++;
+	assert_int_equal(rc, UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "not above the previous leaf"));
+	assert_true(n < 400);
+	ut_cursor_close(c);
+	ut_abort(t);
+	assert_int_equal(ut_check(db, NULL, NULL), UT_ECORRUPT);
+	assert_int_equal(ut_close(db), UT_OK);
+	free(meta);
+	free(root);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -802,6 +866,7 @@ int main(void)
 		cmocka_unit_test(test_random_vs_model),
 		cmocka_unit_test(test_fill_random_order),
 		cmocka_unit_test(test_fill_sequential),
+		cmocka_unit_test(test_shared_leaf_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

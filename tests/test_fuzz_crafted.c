@@ -31,6 +31,12 @@
  *              recovery);
  *   detected   open succeeded, later calls returned UT_ECORRUPT with a
  *              detail, and everything returned was written data;
+ *   moved      a log delta's page number or offset was changed and the
+ *              replay put value bytes where they were not written: a
+ *              record whose checksum passes may carry any bytes for any
+ *              page, and where they leave every page well formed nothing
+ *              can tell them from a real change (like editing a value's
+ *              bytes, which this test never does);
  *   FAILURES   BADCODE (another error code, or an error without a
  *              detail), WRONG (a key or value that was never written),
  *              CRASH (signal, sanitizer report), HANG.
@@ -332,6 +338,7 @@ static const int target_ptype[] = { UT_PT_LEAF, UT_PT_INTERIOR, UT_PT_OVERFLOW,
 
 typedef struct mutation {
 	int base, target;
+	int moves_bytes; /* a log delta's page or offset: user bytes can move */
 	fz_blob f[NFILES]; /* the copy, changed */
 	char desc[300];
 } mutation;
@@ -528,6 +535,7 @@ static void mutate_wal_record(mutation *m, fz_rng *r)
 			set_field(m, r, h + pos + (what ? 2 + 2 * what : 0), what ? 2 : 4,
 				  !what, 0, what == 0 ? "delta.pgno" : what == 1 ?
 				  "delta.off" : "delta.len");
+		m->moves_bytes = what < 2;
 	} else if (k == 7) {
 		set_field(m, r, h + UT_WAL_REC_HDR + 8 * fz_below(r, 2), 8, 0, 0,
 			  "commit.txn/first");
@@ -653,10 +661,10 @@ static void plan(mutation *m, uint64_t seed, long i)
 
 /* ---- the child: every call, every answer checked ------------------------ */
 
-enum outcome { O_REFUSED, O_CLEAN, O_DETECTED, O_BADCODE, O_WRONG, O_CRASH,
-	       O_HANG, NOUTCOMES };
+enum outcome { O_REFUSED, O_CLEAN, O_DETECTED, O_MOVED, O_BADCODE, O_WRONG,
+	       O_CRASH, O_HANG, NOUTCOMES };
 static const char *const outcome_name[NOUTCOMES] = {
-	"refused", "clean", "detected", "BADCODE", "WRONG", "CRASH", "HANG"
+	"refused", "clean", "detected", "moved", "BADCODE", "WRONG", "CRASH", "HANG"
 };
 #define FIRST_FAILURE O_BADCODE
 
@@ -846,10 +854,10 @@ static void write_copy(const mutation *m, const char *path)
 	}
 }
 
-static int classify(const result *r)
+static int classify(const mutation *m, const result *r)
 {
 	if (r->wrong)
-		return O_WRONG;
+		return m->moves_bytes && !r->badcode ? O_MOVED : O_WRONG;
 	if (r->badcode)
 		return O_BADCODE;
 	if (r->refused)
@@ -901,7 +909,7 @@ int main(void)
 		}
 		memset(&r, 0, sizeof(r));
 		o = fz_run_child(run_child, &ctx, &r, sizeof(r), timeout_s, why, sizeof(why));
-		o = o == FZ_ANSWERED ? classify(&r) : o == FZ_HANG ? O_HANG : O_CRASH;
+		o = o == FZ_ANSWERED ? classify(&ctx.m, &r) : o == FZ_HANG ? O_HANG : O_CRASH;
 		table[ctx.m.base][ctx.m.target][o]++;
 		done++;
 		if (o >= FIRST_FAILURE) {

@@ -289,6 +289,102 @@ static void test_free_list_alloc(void **s)
 	free(path);
 }
 
+/* A header whose free count disagrees with the free list, or a head that
+ * is no longer free (a cycle), is refused at the pop, naming the page. */
+static void test_free_list_lies(void **s)
+{
+	(void)s;
+	char *path = tmp_path("freelies");
+	ut_pager *p;
+	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1 };
+	ut_pg *pg, *meta;
+	uint32_t first;
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+		ut_pager_release(p, pg);
+	}
+	for (uint32_t no = 2; no < 6; no++) {
+		assert_int_equal(ut_pager_get(p, no, &pg), UT_OK);
+		assert_int_equal(ut_pager_free(p, pg), UT_OK);
+	}
+	assert_int_equal(ut_pager_commit(p, 1), UT_OK);
+	assert_int_equal(ut_pager_free_count(p), 4);
+
+	/* the count says 2 of the 4: the second pop's next pointer is not 0 */
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_get(p, 0, &meta), UT_OK);
+	assert_int_equal(ut_pager_write(p, meta), UT_OK);
+	ut_st32(meta->data + UT_META_FREECOUNT, 2);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+	first = pg->pgno;
+	ut_pager_release(p, pg);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "free-list next pointer"));
+	/* a count of 0 beside a head */
+	ut_st32(meta->data + UT_META_FREECOUNT, 0);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "free count is 0"));
+	/* the head back at a page popped before: a cycle */
+	ut_st32(meta->data + UT_META_FREECOUNT, 3);
+	ut_st32(meta->data + UT_META_FREEHEAD, first);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "on the free list but of type"));
+	ut_pager_release(p, meta);
+	ut_pager_rollback(p);
+	assert_int_equal(ut_pager_free_count(p), 4);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	unlink(path);
+	free(path);
+}
+
+/* Redo checks each replayed transaction's pages when it ends: a delta
+ * that breaks a page, or a page beyond the header's page count, is
+ * UT_ECORRUPT from the next transaction's delta or from redo_end. */
+static void test_redo_checks_pages(void **s)
+{
+	(void)s;
+	char *path = tmp_path("redocheck");
+	ut_pager *p;
+	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1 };
+	uint8_t nslots[2] = { 0xff, 0xff }, *page = calloc(1, UT_PAGE_SIZE);
+	ut_pg *pg;
+
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_OK);
+	ut_pager_release(p, pg);
+	assert_int_equal(ut_pager_commit(p, 1), UT_OK);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+
+	/* page 2's nslots set to 65535 by the transaction of LSN 100 */
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_redo_begin(p), UT_OK);
+	assert_int_equal(ut_pager_redo(p, 100, 2, 6, 2, nslots), UT_OK);
+	assert_int_equal(ut_pager_redo(p, 200, 2, 6, 2, nslots), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "page 2: slot array"));
+	ut_pager_set_fatal(p, 1); /* close without writing */
+	(void)ut_pager_close(p);
+
+	/* a whole valid page, but page 50 of a 3-page database */
+	assert_int_equal(ut_pager_open(ut_vfs_posix(), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_redo_begin(p), UT_OK);
+	ut_page_init(page, 50, UT_PT_LEAF);
+	assert_int_equal(ut_pager_redo(p, 100, 50, 4, UT_PAGE_SIZE - 4, page + 4),
+			 UT_OK);
+	assert_int_equal(ut_pager_redo_end(p), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "beyond the page count"));
+	ut_pager_set_fatal(p, 1);
+	(void)ut_pager_close(p);
+	free(page);
+	unlink(path);
+	free(path);
+}
+
 /* A page new in the transaction has no pre-image and is logged whole:
  * a tracked writer gets no mask to fill.  A page that was committed
  * before gets one, empty until the writer records its changes. */
@@ -530,6 +626,8 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt_page),
 		cmocka_unit_test(test_second_open_locked),
+		cmocka_unit_test(test_free_list_lies),
+		cmocka_unit_test(test_redo_checks_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
