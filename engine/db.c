@@ -514,15 +514,21 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 	return change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
 }
 
-int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
+/* ut_get's and ut_get_ref's arguments. */
+static int check_get(ut_txn *t, const void *key, size_t klen, const void *val,
+		     const size_t *vlen)
 {
-	int rc;
-
 	ut_clear_errdetail();
-
 	if (!t || !val || !vlen)
 		return UT_EINVAL;
-	if ((rc = check_key(key, klen)))
+	return check_key(key, klen);
+}
+
+int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
+{
+	int rc = check_get(t, key, klen, val, vlen);
+
+	if (rc)
 		return rc;
 	return ut_bt_get(t->db->pager, ut_txn_snap(t), key, klen, val, vlen);
 }
@@ -531,13 +537,9 @@ int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 	       size_t *vlen)
 {
 	struct held h;
-	int rc;
+	int rc = check_get(t, key, klen, val, vlen);
 
-	ut_clear_errdetail();
-
-	if (!t || !val || !vlen)
-		return UT_EINVAL;
-	if ((rc = check_key(key, klen)))
+	if (rc)
 		return rc;
 	if (t->nheld == t->capheld) {
 		size_t c = t->capheld ? 2 * t->capheld : 16;
