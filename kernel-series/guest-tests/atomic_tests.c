@@ -1654,6 +1654,221 @@ static void ext4_journal_checks(const char *mnt)
 	close(fd);
 }
 
+/* ------------------------------------------------ shutdown mid-write */
+
+/*
+ * A filesystem shut down mid-write (as xfstests generic/775 and 778).
+ * Phase one (--shutdown-write) lays out SD_UNITS units of 16 KiB, each a
+ * hole, unwritten, written or mixed (unwritten with one written 4 KiB
+ * block), the first SD_EOF_UNITS below the end of file and the rest
+ * beyond it, and makes that durable.  One thread then writes records of
+ * (unit, sequence) to random units with RWF_ATOMIC | RWF_DSYNC while
+ * another shuts the filesystem down (FS_IOC_GOINGDOWN, without flushing
+ * the log) after a while.  The state file in /tmp says how each unit was
+ * laid out, the last write acknowledged for it and the one that failed.
+ * guest.sh then unmounts and mounts again (log recovery), and phase two
+ * (--shutdown-verify) checks that every unit holds exactly one whole
+ * record or its layout, and at least its last acknowledged write: the
+ * acknowledged one, or the one in flight when the shutdown came.
+ */
+#define SD_UNITS 64
+#define SD_EOF_UNITS 48
+#define SD_UNIT (16 * KiB)
+#define SD_DELAY_US 300000
+
+#ifndef FS_IOC_GOINGDOWN
+#define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
+#endif
+#define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
+
+enum { SD_HOLE, SD_UNWRITTEN, SD_WRITTEN, SD_MIXED };
+
+struct sd_unit {
+	int kind;
+	long acked;	/* last acknowledged sequence, 0: none */
+	long failed;	/* sequence of the write that failed, 0: none */
+};
+
+struct sd_state {
+	struct sd_unit u[SD_UNITS];
+	int fd;
+	long writes;
+	char first_error[32];
+};
+
+/* The initial contents of a unit with this layout (0 = zeroes). */
+static void sd_layout_fill(unsigned char *buf, int unit, int kind)
+{
+	memset(buf, 0, SD_UNIT);
+	if (kind == SD_WRITTEN)
+		conc_fill(buf, SD_UNIT, unit, 0);
+	else if (kind == SD_MIXED)
+		conc_fill(buf + 4 * KiB, 4 * KiB, unit, 0);
+}
+
+static void *sd_shutdown_thread(void *arg)
+{
+	struct sd_state *s = arg;
+	__u32 how = GOINGDOWN_NOLOGFLUSH;
+
+	usleep(SD_DELAY_US);
+	if (ioctl(s->fd, FS_IOC_GOINGDOWN, &how))
+		perror("FS_IOC_GOINGDOWN");
+	return NULL;
+}
+
+static void shutdown_write(const char *tag, const char *mnt)
+{
+	/* how the writes end: EIO once shut down, if the 16 KiB unit is offered */
+	const char *want_stop = g_aid ? "EIO" : !g_patched ? "EOPNOTSUPP" :
+				!strcmp(tag, "xfs16k") ? "EOPNOTSUPP" : "EINVAL";
+	unsigned char *buf = abuf(SD_UNIT, 0);
+	char path[256], name[160], state[160];
+	unsigned int rng = 0x9e3779b9u;
+	struct sd_state s;
+	pthread_t tid;
+	FILE *f;
+	long seq;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(name, sizeof(name), "shutdown.%s.setup", tag);
+	s.fd = open_test_file(mnt, "shutdown.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (s.fd < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(s.fd, (off_t)SD_EOF_UNITS * SD_UNIT))
+		check(name, errname(errno), "ftruncate_ok");
+	for (i = 0; i < SD_UNITS; i++) {
+		off_t off = (off_t)i * SD_UNIT;
+
+		s.u[i].kind = i < SD_EOF_UNITS ? (int)(conc_rand(&rng) % 4) : SD_HOLE;
+		if (s.u[i].kind == SD_UNWRITTEN || s.u[i].kind == SD_MIXED)
+			if (fallocate(s.fd, 0, off, SD_UNIT))
+				check(name, errname(errno), "fallocate_ok");
+		sd_layout_fill(buf, i, s.u[i].kind);
+		if (s.u[i].kind == SD_WRITTEN &&
+		    pwrite(s.fd, buf, SD_UNIT, off) != SD_UNIT)
+			check(name, errname(errno), "write_ok");
+		if (s.u[i].kind == SD_MIXED &&
+		    pwrite(s.fd, buf + 4 * KiB, 4 * KiB, off + 4 * KiB) != 4 * KiB)
+			check(name, errname(errno), "write_ok");
+	}
+	check(name, fsync(s.fd) ? errname(errno) : "ok", "ok");
+	sync();
+
+	if (pthread_create(&tid, NULL, sd_shutdown_thread, &s)) {
+		check(name, "pthread_create_failed", "ok");
+		exit(2);
+	}
+	for (seq = 1;; seq++) {
+		/* units beyond EOF one after another, so the file grows */
+		int unit = seq % 4 == 0 && SD_EOF_UNITS + seq / 4 < SD_UNITS ?
+			   SD_EOF_UNITS + (int)(seq / 4) : (int)(conc_rand(&rng) % SD_EOF_UNITS);
+		struct iovec iov = { .iov_base = buf, .iov_len = SD_UNIT };
+
+		conc_fill(buf, SD_UNIT, unit, seq);
+		if (pwritev2(s.fd, &iov, 1, (off_t)unit * SD_UNIT,
+			     RWF_ATOMIC | RWF_DSYNC) == SD_UNIT) {
+			s.u[unit].acked = seq;
+			s.writes++;
+			continue;
+		}
+		snprintf(s.first_error, sizeof(s.first_error), "%s", errname(errno));
+		s.u[unit].failed = seq;
+		break;
+	}
+	pthread_join(tid, NULL);
+	close(s.fd);
+
+	snprintf(name, sizeof(name), "shutdown.%s.acked_writes", tag);
+	info(name, "%ld", s.writes);
+	snprintf(name, sizeof(name), "shutdown.%s.stopped_by", tag);
+	check(name, s.first_error, want_stop);
+	snprintf(state, sizeof(state), "/tmp/shutdown-%s.state", tag);
+	f = fopen(state, "w");
+	if (!f) {
+		check(name, errname(errno), "state_saved");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++)
+		fprintf(f, "%d %ld %ld\n", s.u[i].kind, s.u[i].acked, s.u[i].failed);
+	fclose(f);
+	free(buf);
+}
+
+/* Does the unit hold exactly `want`?  The file may end before or inside it. */
+static int sd_unit_is(const unsigned char *got, ssize_t have, const unsigned char *want)
+{
+	return have == SD_UNIT && !memcmp(got, want, SD_UNIT);
+}
+
+static void shutdown_verify(const char *tag, const char *mnt)
+{
+	unsigned char *got = abuf(SD_UNIT, 0), *want = abuf(SD_UNIT, 0);
+	char path[256], name[160], state[160], res[96] = "ok";
+	struct sd_unit u[SD_UNITS];
+	int i, fd, lost = 0, torn = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "shutdown.%s.after_recovery", tag);
+	snprintf(state, sizeof(state), "/tmp/shutdown-%s.state", tag);
+	f = fopen(state, "r");
+	if (!f) {
+		check(name, "no_state", "ok");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++)
+		if (fscanf(f, "%d %ld %ld", &u[i].kind, &u[i].acked, &u[i].failed) != 3) {
+			check(name, "bad_state", "ok");
+			fclose(f);
+			return;
+		}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/shutdown.dat", mnt);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++) {
+		ssize_t have = pread(fd, got, SD_UNIT, (off_t)i * SD_UNIT);
+		int ok = 0;
+
+		/* the last acknowledged write, or the one in flight after it */
+		if (u[i].acked) {
+			conc_fill(want, SD_UNIT, i, u[i].acked);
+			ok = sd_unit_is(got, have, want);
+		} else if (i < SD_EOF_UNITS) {
+			sd_layout_fill(want, i, u[i].kind);
+			ok = sd_unit_is(got, have, want);
+		} else {
+			ok = have == 0;	/* never acknowledged: beyond the end of file */
+		}
+		if (!ok && u[i].failed) {
+			conc_fill(want, SD_UNIT, i, u[i].failed);
+			ok = sd_unit_is(got, have, want);
+		}
+		if (ok)
+			continue;
+		if (u[i].acked)
+			lost++;
+		else
+			torn++;
+		if (!strcmp(res, "ok"))
+			snprintf(res, sizeof(res), "unit%d(kind%d,acked%ld,failed%ld,read%zd)",
+				 i, u[i].kind, u[i].acked, u[i].failed, have);
+	}
+	close(fd);
+	check(name, res, "ok");
+	snprintf(name, sizeof(name), "shutdown.%s.lost_or_torn", tag);
+	snprintf(res, sizeof(res), "%d,%d", lost, torn);
+	check(name, res, "0,0");
+	free(got);
+	free(want);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int split_mnt_dev(char *arg, char **mnt, char **dev)
@@ -1676,6 +1891,8 @@ static void usage(void)
 		"       [--xfsrt MNT:RTDEV] [--ext4bigalloc MNT:DEV] [--ext4j MNT:DEV]\n"
 		"       [--ext4nd MNT:DEV]   (ext4 mounted nodelalloc: per-file flags only)\n"
 		"       [--ext4nojournal MNT:DEV]   (ext4 bigalloc mounted noload)\n"
+		"       [--shutdown-write TAG:MNT | --shutdown-verify TAG:MNT]\n"
+		"                            (before and after a shutdown and remount)\n"
 		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
 	exit(2);
 }
@@ -1693,12 +1910,15 @@ int main(int argc, char **argv)
 		{ "ext4j", required_argument, 0, 'j' },
 		{ "ext4nd", required_argument, 0, 'n' },
 		{ "ext4nojournal", required_argument, 0, 'J' },
+		{ "shutdown-write", required_argument, 0, 'W' },
+		{ "shutdown-verify", required_argument, 0, 'V' },
 		{ "raw", required_argument, 0, 'w' },
 		{ "scsi", required_argument, 0, 's' },
 		{ 0, 0, 0, 0 },
 	};
 	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *bigalloc = NULL;
 	char *ext4j = NULL, *ext4nd = NULL, *nojournal = NULL, *raw = NULL, *scsi = NULL;
+	char *sd_write = NULL, *sd_verify = NULL;
 	const char *expect = NULL;
 	int aid_on = 1, c;
 
@@ -1715,6 +1935,8 @@ int main(int argc, char **argv)
 		case 'j': ext4j = optarg; break;
 		case 'n': ext4nd = optarg; break;
 		case 'J': nojournal = optarg; break;
+		case 'W': sd_write = optarg; break;
+		case 'V': sd_verify = optarg; break;
 		case 'w': raw = optarg; break;
 		case 's': scsi = optarg; break;
 		default: usage();
@@ -1801,6 +2023,16 @@ int main(int argc, char **argv)
 		if (split_mnt_dev(nojournal, &mnt, &dev))
 			usage();
 		ext4_nojournal_checks(mnt);
+	}
+	if (sd_write || sd_verify) {
+		char *tag, *mnt;
+
+		if (split_mnt_dev(sd_write ? sd_write : sd_verify, &tag, &mnt))
+			usage();
+		if (sd_write)
+			shutdown_write(tag, mnt);
+		else
+			shutdown_verify(tag, mnt);
 	}
 	printf("atomic_tests: done pass=%d fail=%d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
