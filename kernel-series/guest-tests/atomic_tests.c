@@ -1674,7 +1674,7 @@ static void ext4_journal_checks(const char *mnt)
 #define SD_UNITS 64
 #define SD_EOF_UNITS 48
 #define SD_UNIT (16 * KiB)
-#define SD_DELAY_US 300000
+#define SD_DELAY_US 1000000
 
 #ifndef FS_IOC_GOINGDOWN
 #define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
@@ -1764,8 +1764,9 @@ static void shutdown_write(const char *tag, const char *mnt)
 	}
 	for (seq = 1;; seq++) {
 		/* units beyond EOF one after another, so the file grows */
-		int unit = seq % 4 == 0 && SD_EOF_UNITS + seq / 4 < SD_UNITS ?
-			   SD_EOF_UNITS + (int)(seq / 4) : (int)(conc_rand(&rng) % SD_EOF_UNITS);
+		int unit = seq % 4 == 0 && SD_EOF_UNITS + seq / 4 <= SD_UNITS ?
+			   SD_EOF_UNITS + (int)(seq / 4) - 1 :
+			   (int)(conc_rand(&rng) % SD_EOF_UNITS);
 		struct iovec iov = { .iov_base = buf, .iov_len = SD_UNIT };
 
 		conc_fill(buf, SD_UNIT, unit, seq);
@@ -1840,11 +1841,11 @@ static void shutdown_verify(const char *tag, const char *mnt)
 		if (u[i].acked) {
 			conc_fill(want, SD_UNIT, i, u[i].acked);
 			ok = sd_unit_is(got, have, want);
-		} else if (i < SD_EOF_UNITS) {
-			sd_layout_fill(want, i, u[i].kind);
-			ok = sd_unit_is(got, have, want);
 		} else {
-			ok = have == 0;	/* never acknowledged: beyond the end of file */
+			/* beyond the first end of file: a hole, or past the end */
+			sd_layout_fill(want, i, u[i].kind);
+			ok = sd_unit_is(got, have, want) ||
+			     (i >= SD_EOF_UNITS && have == 0);
 		}
 		if (!ok && u[i].failed) {
 			conc_fill(want, SD_UNIT, i, u[i].failed);
