@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -860,6 +861,45 @@ out:
 		close(b);
 }
 
+/*
+ * RWF_ATOMIC | RWF_DSYNC: the write is durable when it returns, through
+ * the FUA or generic_write_sync() completion path, over a hole, an
+ * unwritten extent, a written one and (mixed) a unit partly written.
+ */
+static void dsync_checks(const char *tag, const char *mnt, size_t len, int mixed,
+			 const char *want)
+{
+	const int flags = RWF_ATOMIC | RWF_DSYNC, rb = !strcmp(want, "ok");
+	char path[256], name[160];
+	int fd;
+
+	snprintf(name, sizeof(name), "fs.%s.dsync", tag);
+	fd = open_test_file(mnt, "dsync.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check(name, errname(errno), "open_ok");
+		return;
+	}
+	if (ftruncate(fd, 1024 * KiB))
+		perror("ftruncate");
+	snprintf(name, sizeof(name), "fs.%s.dsync_hole", tag);
+	check(name, xwrite(fd, len, 0, flags, 1, 0xe4, rb), want);
+	snprintf(name, sizeof(name), "fs.%s.dsync_unwritten", tag);
+	if (fallocate(fd, 0, 64 * KiB, len))
+		check(name, errname(errno), "fallocate_ok");
+	check(name, xwrite(fd, len, 64 * KiB, flags, 1, 0xe5, rb), want);
+	snprintf(name, sizeof(name), "fs.%s.dsync_written", tag);
+	prefill(name, fd, 128 * KiB, len, 0xe6);
+	check(name, xwrite(fd, len, 128 * KiB, flags, 1, 0xe7, rb), want);
+	if (mixed) {
+		snprintf(name, sizeof(name), "fs.%s.dsync_mixed", tag);
+		if (fallocate(fd, 0, 192 * KiB, len))
+			check(name, errname(errno), "fallocate_ok");
+		prefill(name, fd, 192 * KiB + 4 * KiB, 4 * KiB, 0xe8);
+		check(name, xwrite(fd, len, 192 * KiB, flags, 1, 0xe9, rb), want);
+	}
+	close(fd);
+}
+
 static void xfs16k_checks(const char *mnt, const char *dev)
 {
 	char path[256];
@@ -919,6 +959,7 @@ static void xfs16k_checks(const char *mnt, const char *dev)
 	refused_shapes("xfs16k", fd, path, 640 * KiB, 16 * KiB, 16 * KiB, w_inval);
 	interface_checks("xfs16k", fd, 512 * KiB, 16 * KiB, w_ok, w_inval);
 	close(fd);
+	dsync_checks("xfs16k", mnt, 16 * KiB, 0, w_ok);
 	append_checks("xfs16k", mnt, 16 * KiB, w_inval);
 	reflink_checks("xfs16k", mnt, 16 * KiB, w_ok);
 }
@@ -1058,10 +1099,436 @@ static void fs4k_checks(const char *tag, const char *mnt, const char *dev, int i
 	refused_shapes(tag, fd, path, 512 * KiB, 4 * KiB, 4 * KiB, w_inval);
 	interface_checks(tag, fd, 640 * KiB, 4 * KiB, w_ok, w_inval);
 	close(fd);
+	dsync_checks(tag, mnt, 4 * KiB, 0, w_ok);
 	if (is_xfs)
 		reflink_checks(tag, mnt, 4 * KiB, w_ok);
 	else
 		ext4_flag_checks(tag, mnt, 1);
+}
+
+/* ------------------------------------------- large units: layouts, EOF, races */
+
+/*
+ * A file region and the contents it must have: every operation the tests
+ * make is applied to the model only once it is known to have happened, and
+ * the file is compared with the model at the end.  "match" or where they
+ * first differ.
+ */
+struct model {
+	int fd;
+	off_t base;
+	size_t len;
+	unsigned char *want;
+};
+
+static void model_open(struct model *m, int fd, off_t base, size_t len)
+{
+	m->fd = fd;
+	m->base = base;
+	m->len = len;
+	m->want = calloc(1, len);
+	if (!m->want) {
+		perror("calloc");
+		exit(2);
+	}
+}
+
+static void model_set(struct model *m, off_t off, size_t len, int pattern)
+{
+	memset(m->want + (off - m->base), pattern, len);
+}
+
+static const char *model_compare(struct model *m)
+{
+	static char buf[64];
+	unsigned char *rb = abuf(m->len, 0);
+	ssize_t r = pread(m->fd, rb, m->len, m->base);
+	size_t i;
+
+	if (r < 0) {
+		snprintf(buf, sizeof(buf), "read_%s", errname(errno));
+	} else if ((size_t)r != m->len) {
+		snprintf(buf, sizeof(buf), "short_read:%zd", r);
+	} else {
+		snprintf(buf, sizeof(buf), "match");
+		for (i = 0; i < m->len; i++)
+			if (rb[i] != m->want[i]) {
+				snprintf(buf, sizeof(buf), "differs@%zu:%02x!=%02x",
+					 i, rb[i], m->want[i]);
+				break;
+			}
+	}
+	free(rb);
+	return buf;
+}
+
+/*
+ * The block layouts of xfstests generic/770, over a 64 KiB region of four
+ * 16 KiB units, 4 KiB per letter: W written (a plain write), U unwritten
+ * (fallocate), H hole.  Each layout is repeated in every unit unless it
+ * spells all 16 blocks.  16 KiB atomic writes (RWF_DSYNC on every other
+ * one) go to units 0 and 2 first, then units 1 and 3 are checked to be
+ * untouched, then written too.  A unit "eof" layout puts the end of file
+ * at the end of the region.
+ */
+static void layout_checks(const char *tag, const char *mnt, const char *w_16k)
+{
+	static const struct { const char *name, *blocks; int eof; } layouts[] = {
+		{ "hole_written_hole", "HWWH", 0 },
+		{ "written_hole", "WWHH", 0 },
+		{ "written_hole_written", "WHHW", 0 },
+		{ "unwritten_written_unwritten", "UWWU", 0 },
+		{ "written_unwritten_written", "WUUW", 0 },
+		{ "interleaved_64k", "WUHWUHWUHWUHWUHW", 0 },
+		{ "written_unwritten_at_eof", "WUUW", 1 },
+	};
+	const off_t region = 64 * KiB, rlen = 64 * KiB, unit = 16 * KiB;
+	char path[256], name[160];
+	struct model m;
+	size_t i;
+	int u, b, fd;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		const char *bl = layouts[i].blocks;
+		size_t nb = strlen(bl);
+		char got[64] = "ok";
+
+		snprintf(name, sizeof(name), "fs.%s.layout.%s", tag, layouts[i].name);
+		fd = open_test_file(mnt, "layout.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+		if (fd < 0) {
+			check(name, errname(errno), "open_ok");
+			continue;
+		}
+		/* guards around the region: one written unit on each side */
+		model_open(&m, fd, region - unit, rlen + (layouts[i].eof ? 1 : 2) * unit);
+		if (ftruncate(fd, layouts[i].eof ? region + rlen : region + rlen + unit))
+			snprintf(got, sizeof(got), "ftruncate_%s", errname(errno));
+		for (b = 0; b < 16; b++) {
+			off_t off = region + b * 4 * KiB;
+			char c = bl[b % nb];
+
+			if (c == 'W' && strcmp(xwrite(fd, 4 * KiB, off, 0, 1, 0x20 + b, 0), "ok"))
+				snprintf(got, sizeof(got), "prewrite_failed");
+			if (c == 'W')
+				model_set(&m, off, 4 * KiB, 0x20 + b);
+			if (c == 'U' && fallocate(fd, FALLOC_FL_KEEP_SIZE, off, 4 * KiB))
+				snprintf(got, sizeof(got), "fallocate_%s", errname(errno));
+		}
+		if (strcmp(xwrite(fd, unit, region - unit, 0, 1, 0x5a, 0), "ok"))
+			snprintf(got, sizeof(got), "guard_failed");
+		model_set(&m, region - unit, unit, 0x5a);
+		if (!layouts[i].eof) {
+			if (strcmp(xwrite(fd, unit, region + rlen, 0, 1, 0x5b, 0), "ok"))
+				snprintf(got, sizeof(got), "guard_failed");
+			model_set(&m, region + rlen, unit, 0x5b);
+		}
+		fdatasync(fd);
+		snprintf(name, sizeof(name), "fs.%s.layout.%s.setup", tag, layouts[i].name);
+		check(name, got, "ok");
+
+		for (u = 0; u < 4; u++) {
+			static const int order[4] = { 0, 2, 1, 3 };
+			off_t off = region + order[u] * unit;
+			int flags = RWF_ATOMIC | (u % 2 ? RWF_DSYNC : 0);
+			const char *r = xwrite(fd, unit, off, flags, 1, 0x70 + order[u], 0);
+
+			snprintf(name, sizeof(name), "fs.%s.layout.%s.unit%d", tag,
+				 layouts[i].name, order[u]);
+			check(name, r, w_16k);
+			if (!strcmp(r, "ok"))
+				model_set(&m, off, unit, 0x70 + order[u]);
+			if (u == 1) {
+				/* units 1 and 3 not written yet: unchanged */
+				snprintf(name, sizeof(name), "fs.%s.layout.%s.others_unchanged",
+					 tag, layouts[i].name);
+				check(name, model_compare(&m), "match");
+			}
+		}
+		snprintf(name, sizeof(name), "fs.%s.layout.%s.contents", tag, layouts[i].name);
+		check(name, model_compare(&m), "match");
+		free(m.want);
+		close(fd);
+	}
+}
+
+/*
+ * End of file and a 16 KiB atomic write (w_16k: what one over a hole
+ * gets).  The file holds 20 KiB.  A write at 16 KiB straddles the end of
+ * file: its new size would be logged after its data, so a crash could cut
+ * it short, and it is refused (EINVAL) with size and data unchanged.  A
+ * write that starts at the end of file (extending it), and one into the
+ * unit holding the old end once the size covers it, are accepted.
+ */
+static void eof_checks(const char *tag, const char *mnt, const char *w_16k)
+{
+	const char *w_straddle = !strcmp(w_16k, "ok") ? "EINVAL" : w_16k;
+	char path[256], name[160];
+	struct model m;
+	struct stat st;
+	const char *r;
+	int fd;
+
+	snprintf(name, sizeof(name), "fs.%s.eof_straddle", tag);
+	fd = open_test_file(mnt, "eof.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check(name, errname(errno), "open_ok");
+		return;
+	}
+	model_open(&m, fd, 0, 48 * KiB);
+	prefill(name, fd, 0, 20 * KiB, 0x51);
+	model_set(&m, 0, 20 * KiB, 0x51);
+	check_refused(name, xwrite(fd, 16 * KiB, 16 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x52, 0),
+		      w_straddle, fd, 0, 20 * KiB, 0x51);
+	snprintf(name, sizeof(name), "fs.%s.eof_straddle.size", tag);
+	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size, 20 * KiB);
+
+	/* size 32 KiB: the unit [16, 32) is below it, partly written */
+	if (ftruncate(fd, 32 * KiB))
+		perror("ftruncate");
+	snprintf(name, sizeof(name), "fs.%s.eof_end_unit_mixed", tag);
+	r = xwrite(fd, 16 * KiB, 16 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x53, 0);
+	check(name, r, w_16k);
+	if (!strcmp(r, "ok"))
+		model_set(&m, 16 * KiB, 16 * KiB, 0x53);
+
+	snprintf(name, sizeof(name), "fs.%s.eof_extend", tag);
+	r = xwrite(fd, 16 * KiB, 32 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x54, 0);
+	check(name, r, w_16k);
+	if (!strcmp(r, "ok"))
+		model_set(&m, 32 * KiB, 16 * KiB, 0x54);
+	snprintf(name, sizeof(name), "fs.%s.eof_extend.size", tag);
+	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size,
+	       !strcmp(r, "ok") ? 48 * KiB : 32 * KiB);
+	if (strcmp(r, "ok"))
+		m.len = 32 * KiB;
+	snprintf(name, sizeof(name), "fs.%s.eof.contents", tag);
+	check(name, model_compare(&m), "match");
+	free(m.want);
+	close(fd);
+}
+
+/*
+ * ext4 bigalloc mounted without its journal (noload): a partly written
+ * cluster cannot be converted and committed before the data write, so the
+ * unit is one block, and statx, open and write agree on it.
+ */
+static void ext4_nojournal_checks(const char *mnt)
+{
+	const int ok = g_patched;
+	char path[256];
+	int fd;
+
+	fd = open_test_file(mnt, "atomic.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check("fs.ext4nojournal.open", errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(fd, 256 * KiB))
+		perror("ftruncate");
+	fs_statx_checks("ext4nojournal", path, ok, 4 * KiB);
+	check("fs.ext4nojournal.atomic4k", xwrite(fd, 4 * KiB, 0, RWF_ATOMIC, 1, 0xf1, 1),
+	      ok ? "ok" : "EOPNOTSUPP");
+	if (fallocate(fd, 0, 64 * KiB, 16 * KiB))
+		check("fs.ext4nojournal.fallocate", errname(errno), "ok");
+	prefill("fs.ext4nojournal.atomic16k_mixed", fd, 64 * KiB, 4 * KiB, 0xf2);
+	check_refused("fs.ext4nojournal.atomic16k_mixed",
+		      xwrite(fd, 16 * KiB, 64 * KiB, RWF_ATOMIC, 1, 0xf3, 0),
+		      ok ? "EINVAL" : "EOPNOTSUPP", fd, 64 * KiB, 4 * KiB, 0xf2);
+	close(fd);
+}
+
+/*
+ * Concurrent writers (as xfstests generic/773-774, ext4/061-062).  A file
+ * of 64 units of 16 KiB, all preallocated (unwritten).  Atomic thread t
+ * owns the even units u with (u / 2) % ATOMIC_THREADS == t and writes
+ * them with RWF_ATOMIC (every other write also RWF_DSYNC), each write
+ * filling the unit with a record of (unit, sequence).  Before one write in
+ * four it punches the unit, preallocates it again and writes one 4 KiB
+ * block of it plainly, so that the atomic write meets a mixed unit and
+ * takes the zero-and-convert path.  Meanwhile plain writers write random
+ * 4 KiB blocks of the odd units, unwritten until written: their direct
+ * writes race with the conversions next to them (the lost-write race).
+ * Every thread records the contents it expects; after all have joined the
+ * file must hold exactly them: each atomic unit its last acknowledged
+ * record whole, each plain block its last acknowledged write.
+ */
+#define CONC_UNITS 64
+#define CONC_UNIT (16 * KiB)
+#define ATOMIC_THREADS 2
+#define PLAIN_THREADS 2
+#define CONC_ATOMIC_WRITES 150
+#define CONC_PLAIN_WRITES 400
+
+struct conc {
+	int fd;
+	const char *w_16k;		/* what each atomic write must return */
+	unsigned char *want;		/* expected file contents */
+	int bad_results;		/* atomic writes that returned otherwise */
+	char first_bad[64];
+	pthread_mutex_t lock;
+};
+
+struct conc_thread {
+	struct conc *c;
+	int id;
+	unsigned int rng;
+};
+
+static unsigned int conc_rand(unsigned int *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* The bytes of record (unit, seq): recognisable, different per 8 bytes. */
+static void conc_fill(unsigned char *buf, size_t len, unsigned int unit, unsigned int seq)
+{
+	unsigned long long *w = (unsigned long long *)buf;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = ((unsigned long long)unit << 48) ^ ((unsigned long long)seq << 24) ^
+		       (i * 0x9e3779b97f4a7c15ULL);
+}
+
+static void conc_bad(struct conc *c, const char *what)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->bad_results++)
+		snprintf(c->first_bad, sizeof(c->first_bad), "%s", what);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *conc_atomic_thread(void *arg)
+{
+	struct conc_thread *t = arg;
+	struct conc *c = t->c;
+	unsigned char *buf = abuf(CONC_UNIT, 0);
+	unsigned char *blk = abuf(4 * KiB, 0);
+	int n;
+
+	for (n = 0; n < CONC_ATOMIC_WRITES; n++) {
+		unsigned int k = conc_rand(&t->rng) % (CONC_UNITS / 2 / ATOMIC_THREADS);
+		unsigned int unit = 2 * (k * ATOMIC_THREADS + t->id);
+		off_t off = (off_t)unit * CONC_UNIT;
+		int flags = RWF_ATOMIC | (n % 2 ? RWF_DSYNC : 0);
+		struct iovec iov = { .iov_base = buf, .iov_len = CONC_UNIT };
+		char res[64];
+		ssize_t r;
+
+		if (n % 4 == 0) {
+			off_t b = (conc_rand(&t->rng) % 4) * 4 * KiB;
+
+			if (fallocate(c->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      off, CONC_UNIT) ||
+			    fallocate(c->fd, FALLOC_FL_KEEP_SIZE, off, CONC_UNIT)) {
+				conc_bad(c, "fallocate_failed");
+				continue;
+			}
+			memset(c->want + off, 0, CONC_UNIT);
+			conc_fill(blk, 4 * KiB, unit, 1000000 + n);
+			if (pwrite(c->fd, blk, 4 * KiB, off + b) != 4 * KiB) {
+				conc_bad(c, "plain_in_unit_failed");
+				continue;
+			}
+			memcpy(c->want + off + b, blk, 4 * KiB);
+		}
+		conc_fill(buf, CONC_UNIT, unit, n);
+		r = pwritev2(c->fd, &iov, 1, off, flags);
+		if (r == CONC_UNIT)
+			snprintf(res, sizeof(res), "ok");
+		else if (r < 0)
+			snprintf(res, sizeof(res), "%s", errname(errno));
+		else
+			snprintf(res, sizeof(res), "short:%zd", r);
+		if (strcmp(res, c->w_16k))
+			conc_bad(c, res);
+		if (r == CONC_UNIT)
+			memcpy(c->want + off, buf, CONC_UNIT);
+	}
+	free(buf);
+	free(blk);
+	return NULL;
+}
+
+static void *conc_plain_thread(void *arg)
+{
+	struct conc_thread *t = arg;
+	struct conc *c = t->c;
+	unsigned char *blk = abuf(4 * KiB, 0);
+	int n;
+
+	for (n = 0; n < CONC_PLAIN_WRITES; n++) {
+		/* odd units; the blocks of thread id are those = id mod PLAIN_THREADS */
+		unsigned int unit = 2 * (conc_rand(&t->rng) % (CONC_UNITS / 2)) + 1;
+		unsigned int b = 2 * (conc_rand(&t->rng) % (4 / PLAIN_THREADS)) + t->id;
+		off_t off = (off_t)unit * CONC_UNIT + b * 4 * KiB;
+
+		conc_fill(blk, 4 * KiB, unit * 4 + b, 2000000 + n);
+		if (pwrite(c->fd, blk, 4 * KiB, off) != 4 * KiB) {
+			conc_bad(c, "plain_write_failed");
+			continue;
+		}
+		memcpy(c->want + off, blk, 4 * KiB);
+	}
+	free(blk);
+	return NULL;
+}
+
+static void concurrent_checks(const char *tag, const char *mnt, const char *w_16k)
+{
+	struct conc_thread th[ATOMIC_THREADS + PLAIN_THREADS];
+	pthread_t tid[ATOMIC_THREADS + PLAIN_THREADS];
+	const size_t flen = CONC_UNITS * CONC_UNIT;
+	char path[256], name[160], got[96];
+	struct model m;
+	struct conc c;
+	int i, fd;
+
+	snprintf(name, sizeof(name), "fs.%s.concurrent", tag);
+	fd = open_test_file(mnt, "concurrent.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (fd < 0) {
+		check(name, errname(errno), "open_ok");
+		return;
+	}
+	if (fallocate(fd, 0, 0, flen)) {
+		check(name, errname(errno), "fallocate_ok");
+		close(fd);
+		return;
+	}
+	model_open(&m, fd, 0, flen);
+	memset(&c, 0, sizeof(c));
+	c.fd = fd;
+	c.w_16k = w_16k;
+	c.want = m.want;
+	pthread_mutex_init(&c.lock, NULL);
+	for (i = 0; i < ATOMIC_THREADS + PLAIN_THREADS; i++) {
+		th[i].c = &c;
+		th[i].id = i < ATOMIC_THREADS ? i : i - ATOMIC_THREADS;
+		th[i].rng = 0x2545f491u * (i + 1);
+		if (pthread_create(&tid[i], NULL,
+				   i < ATOMIC_THREADS ? conc_atomic_thread : conc_plain_thread,
+				   &th[i])) {
+			check(name, "pthread_create_failed", "ok");
+			exit(2);
+		}
+	}
+	for (i = 0; i < ATOMIC_THREADS + PLAIN_THREADS; i++)
+		pthread_join(tid[i], NULL);
+	snprintf(name, sizeof(name), "fs.%s.concurrent.results", tag);
+	if (c.bad_results)
+		snprintf(got, sizeof(got), "%d_unexpected(first:%s)", c.bad_results, c.first_bad);
+	else
+		snprintf(got, sizeof(got), "all_%s", w_16k);
+	snprintf(path, sizeof(path), "all_%s", w_16k);
+	check(name, got, path);
+	snprintf(name, sizeof(name), "fs.%s.concurrent.contents", tag);
+	check(name, model_compare(&m), "match");
+	pthread_mutex_destroy(&c.lock);
+	free(m.want);
+	close(fd);
 }
 
 /*
@@ -1069,16 +1536,13 @@ static void fs4k_checks(const char *tag, const char *mnt, const char *dev, int i
  * ext4 bigalloc (4 KiB blocks, 16 KiB clusters).  unit min is one block;
  * unit max is 16 KiB with the NVMe aid, 4 KiB (the device's) without.
  * A range mapped partly written, partly unwritten (or, on ext4, partly a
- * hole) is refused by XFS-rt (EINVAL, by design) and written by ext4.
+ * hole) is written like any other, by both.
  */
 static void large_checks(const char *tag, const char *mnt, const char *dev, int is_xfs)
 {
 	const unsigned umin = 4 * KiB, umax = g_aid ? 16 * KiB : 4 * KiB;
 	const int ok = g_patched;
 	const char *w_inval = ok ? "EINVAL" : "EOPNOTSUPP";
-	/* a 16 KiB write over a mixed unit */
-	const char *w_mixed = !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" :
-			      is_xfs ? "EINVAL" : "ok";
 	const char *w_16k = !ok ? "EOPNOTSUPP" : umax < 16 * KiB ? "EINVAL" : "ok";
 	char path[256], name[128];
 	long long dmin, dmax;
@@ -1132,9 +1596,9 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	if (fallocate(fd, 0, off, 16 * KiB))
 		check(name, errname(errno), "fallocate_ok");
 	prefill(name, fd, off, 4 * KiB, 0x96);
-	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x97, !strcmp(w_mixed, "ok")),
-	      w_mixed);
-	if (strcmp(w_mixed, "ok")) {
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x97, !strcmp(w_16k, "ok")),
+	      w_16k);
+	if (strcmp(w_16k, "ok")) {
 		snprintf(name, sizeof(name), "fs.%s.map_unwritten_part_written.intact", tag);
 		check(name, holds(fd, off, 4 * KiB, 0x96), "intact");
 	}
@@ -1142,8 +1606,8 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	off += 64 * KiB;
 	snprintf(name, sizeof(name), "fs.%s.map_hole_part_written", tag);
 	prefill(name, fd, off + 8 * KiB, 4 * KiB, 0x98);
-	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x99, !strcmp(w_mixed, "ok")),
-	      w_mixed);
+	check(name, xwrite(fd, 16 * KiB, off, RWF_ATOMIC, 1, 0x99, !strcmp(w_16k, "ok")),
+	      w_16k);
 
 	/* not split: 16 KiB atomic overwrite with max_sectors_kb=4 */
 	off += 64 * KiB;
@@ -1156,6 +1620,10 @@ static void large_checks(const char *tag, const char *mnt, const char *dev, int 
 	interface_checks(tag, fd, 1664 * KiB, 16 * KiB, w_16k, w_inval);
 	close(fd);
 	append_checks(tag, mnt, 16 * KiB, w_inval);
+	dsync_checks(tag, mnt, 16 * KiB, 1, w_16k);
+	layout_checks(tag, mnt, w_16k);
+	eof_checks(tag, mnt, w_16k);
+	concurrent_checks(tag, mnt, w_16k);
 	if (is_xfs)
 		xfs_rtflag_checks(tag, mnt, ok);
 }
@@ -1186,6 +1654,222 @@ static void ext4_journal_checks(const char *mnt)
 	close(fd);
 }
 
+/* ------------------------------------------------ shutdown mid-write */
+
+/*
+ * A filesystem shut down mid-write (as xfstests generic/775 and 778).
+ * Phase one (--shutdown-write) lays out SD_UNITS units of 16 KiB, each a
+ * hole, unwritten, written or mixed (unwritten with one written 4 KiB
+ * block), the first SD_EOF_UNITS below the end of file and the rest
+ * beyond it, and makes that durable.  One thread then writes records of
+ * (unit, sequence) to random units with RWF_ATOMIC | RWF_DSYNC while
+ * another shuts the filesystem down (FS_IOC_GOINGDOWN, without flushing
+ * the log) after a while.  The state file in /tmp says how each unit was
+ * laid out, the last write acknowledged for it and the one that failed.
+ * guest.sh then unmounts and mounts again (log recovery), and phase two
+ * (--shutdown-verify) checks that every unit holds exactly one whole
+ * record or its layout, and at least its last acknowledged write: the
+ * acknowledged one, or the one in flight when the shutdown came.
+ */
+#define SD_UNITS 64
+#define SD_EOF_UNITS 48
+#define SD_UNIT (16 * KiB)
+#define SD_DELAY_US 1000000
+
+#ifndef FS_IOC_GOINGDOWN
+#define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
+#endif
+#define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
+
+enum { SD_HOLE, SD_UNWRITTEN, SD_WRITTEN, SD_MIXED };
+
+struct sd_unit {
+	int kind;
+	long acked;	/* last acknowledged sequence, 0: none */
+	long failed;	/* sequence of the write that failed, 0: none */
+};
+
+struct sd_state {
+	struct sd_unit u[SD_UNITS];
+	int fd;
+	long writes;
+	char first_error[32];
+};
+
+/* The initial contents of a unit with this layout (0 = zeroes). */
+static void sd_layout_fill(unsigned char *buf, int unit, int kind)
+{
+	memset(buf, 0, SD_UNIT);
+	if (kind == SD_WRITTEN)
+		conc_fill(buf, SD_UNIT, unit, 0);
+	else if (kind == SD_MIXED)
+		conc_fill(buf + 4 * KiB, 4 * KiB, unit, 0);
+}
+
+static void *sd_shutdown_thread(void *arg)
+{
+	struct sd_state *s = arg;
+	__u32 how = GOINGDOWN_NOLOGFLUSH;
+
+	usleep(SD_DELAY_US);
+	if (ioctl(s->fd, FS_IOC_GOINGDOWN, &how))
+		perror("FS_IOC_GOINGDOWN");
+	return NULL;
+}
+
+static void shutdown_write(const char *tag, const char *mnt)
+{
+	/* how the writes end: EIO once shut down, if the 16 KiB unit is offered */
+	const char *want_stop = g_aid ? "EIO" : !g_patched ? "EOPNOTSUPP" :
+				!strcmp(tag, "xfs16k") ? "EOPNOTSUPP" : "EINVAL";
+	unsigned char *buf = abuf(SD_UNIT, 0);
+	char path[256], name[160], state[160];
+	unsigned int rng = 0x9e3779b9u;
+	struct sd_state s;
+	pthread_t tid;
+	FILE *f;
+	long seq;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(name, sizeof(name), "shutdown.%s.setup", tag);
+	s.fd = open_test_file(mnt, "shutdown.dat", O_DIRECT | O_TRUNC, path, sizeof(path));
+	if (s.fd < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	if (ftruncate(s.fd, (off_t)SD_EOF_UNITS * SD_UNIT))
+		check(name, errname(errno), "ftruncate_ok");
+	for (i = 0; i < SD_UNITS; i++) {
+		off_t off = (off_t)i * SD_UNIT;
+
+		s.u[i].kind = i < SD_EOF_UNITS ? (int)(conc_rand(&rng) % 4) : SD_HOLE;
+		if (s.u[i].kind == SD_UNWRITTEN || s.u[i].kind == SD_MIXED)
+			if (fallocate(s.fd, 0, off, SD_UNIT))
+				check(name, errname(errno), "fallocate_ok");
+		sd_layout_fill(buf, i, s.u[i].kind);
+		if (s.u[i].kind == SD_WRITTEN &&
+		    pwrite(s.fd, buf, SD_UNIT, off) != SD_UNIT)
+			check(name, errname(errno), "write_ok");
+		if (s.u[i].kind == SD_MIXED &&
+		    pwrite(s.fd, buf + 4 * KiB, 4 * KiB, off + 4 * KiB) != 4 * KiB)
+			check(name, errname(errno), "write_ok");
+	}
+	check(name, fsync(s.fd) ? errname(errno) : "ok", "ok");
+	sync();
+
+	if (pthread_create(&tid, NULL, sd_shutdown_thread, &s)) {
+		check(name, "pthread_create_failed", "ok");
+		exit(2);
+	}
+	for (seq = 1;; seq++) {
+		/* units beyond EOF one after another, so the file grows */
+		int unit = seq % 4 == 0 && SD_EOF_UNITS + seq / 4 <= SD_UNITS ?
+			   SD_EOF_UNITS + (int)(seq / 4) - 1 :
+			   (int)(conc_rand(&rng) % SD_EOF_UNITS);
+		struct iovec iov = { .iov_base = buf, .iov_len = SD_UNIT };
+
+		conc_fill(buf, SD_UNIT, unit, seq);
+		if (pwritev2(s.fd, &iov, 1, (off_t)unit * SD_UNIT,
+			     RWF_ATOMIC | RWF_DSYNC) == SD_UNIT) {
+			s.u[unit].acked = seq;
+			s.writes++;
+			continue;
+		}
+		snprintf(s.first_error, sizeof(s.first_error), "%s", errname(errno));
+		s.u[unit].failed = seq;
+		break;
+	}
+	pthread_join(tid, NULL);
+	close(s.fd);
+
+	snprintf(name, sizeof(name), "shutdown.%s.acked_writes", tag);
+	info(name, "%ld", s.writes);
+	snprintf(name, sizeof(name), "shutdown.%s.stopped_by", tag);
+	check(name, s.first_error, want_stop);
+	snprintf(state, sizeof(state), "/tmp/shutdown-%s.state", tag);
+	f = fopen(state, "w");
+	if (!f) {
+		check(name, errname(errno), "state_saved");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++)
+		fprintf(f, "%d %ld %ld\n", s.u[i].kind, s.u[i].acked, s.u[i].failed);
+	fclose(f);
+	free(buf);
+}
+
+/* Does the unit hold exactly `want`?  The file may end before or inside it. */
+static int sd_unit_is(const unsigned char *got, ssize_t have, const unsigned char *want)
+{
+	return have == SD_UNIT && !memcmp(got, want, SD_UNIT);
+}
+
+static void shutdown_verify(const char *tag, const char *mnt)
+{
+	unsigned char *got = abuf(SD_UNIT, 0), *want = abuf(SD_UNIT, 0);
+	char path[256], name[160], state[160], res[96] = "ok";
+	struct sd_unit u[SD_UNITS];
+	int i, fd, lost = 0, torn = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "shutdown.%s.after_recovery", tag);
+	snprintf(state, sizeof(state), "/tmp/shutdown-%s.state", tag);
+	f = fopen(state, "r");
+	if (!f) {
+		check(name, "no_state", "ok");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++)
+		if (fscanf(f, "%d %ld %ld", &u[i].kind, &u[i].acked, &u[i].failed) != 3) {
+			check(name, "bad_state", "ok");
+			fclose(f);
+			return;
+		}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/shutdown.dat", mnt);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	for (i = 0; i < SD_UNITS; i++) {
+		ssize_t have = pread(fd, got, SD_UNIT, (off_t)i * SD_UNIT);
+		int ok = 0;
+
+		/* the last acknowledged write, or the one in flight after it */
+		if (u[i].acked) {
+			conc_fill(want, SD_UNIT, i, u[i].acked);
+			ok = sd_unit_is(got, have, want);
+		} else {
+			/* beyond the first end of file: a hole, or past the end */
+			sd_layout_fill(want, i, u[i].kind);
+			ok = sd_unit_is(got, have, want) ||
+			     (i >= SD_EOF_UNITS && have == 0);
+		}
+		if (!ok && u[i].failed) {
+			conc_fill(want, SD_UNIT, i, u[i].failed);
+			ok = sd_unit_is(got, have, want);
+		}
+		if (ok)
+			continue;
+		if (u[i].acked)
+			lost++;
+		else
+			torn++;
+		if (!strcmp(res, "ok"))
+			snprintf(res, sizeof(res), "unit%d(kind%d,acked%ld,failed%ld,read%zd)",
+				 i, u[i].kind, u[i].acked, u[i].failed, have);
+	}
+	close(fd);
+	check(name, res, "ok");
+	snprintf(name, sizeof(name), "shutdown.%s.lost_or_torn", tag);
+	snprintf(res, sizeof(res), "%d,%d", lost, torn);
+	check(name, res, "0,0");
+	free(got);
+	free(want);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int split_mnt_dev(char *arg, char **mnt, char **dev)
@@ -1207,6 +1891,9 @@ static void usage(void)
 		"       [--xfs16k MNT:DEV] [--xfs4k MNT:DEV] [--ext4 MNT:DEV]\n"
 		"       [--xfsrt MNT:RTDEV] [--ext4bigalloc MNT:DEV] [--ext4j MNT:DEV]\n"
 		"       [--ext4nd MNT:DEV]   (ext4 mounted nodelalloc: per-file flags only)\n"
+		"       [--ext4nojournal MNT:DEV]   (ext4 bigalloc mounted noload)\n"
+		"       [--shutdown-write TAG:MNT | --shutdown-verify TAG:MNT]\n"
+		"                            (before and after a shutdown and remount)\n"
 		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
 	exit(2);
 }
@@ -1223,12 +1910,16 @@ int main(int argc, char **argv)
 		{ "ext4bigalloc", required_argument, 0, 'b' },
 		{ "ext4j", required_argument, 0, 'j' },
 		{ "ext4nd", required_argument, 0, 'n' },
+		{ "ext4nojournal", required_argument, 0, 'J' },
+		{ "shutdown-write", required_argument, 0, 'W' },
+		{ "shutdown-verify", required_argument, 0, 'V' },
 		{ "raw", required_argument, 0, 'w' },
 		{ "scsi", required_argument, 0, 's' },
 		{ 0, 0, 0, 0 },
 	};
 	char *xfs16k = NULL, *xfs4k = NULL, *ext4 = NULL, *xfsrt = NULL, *bigalloc = NULL;
-	char *ext4j = NULL, *ext4nd = NULL, *raw = NULL, *scsi = NULL;
+	char *ext4j = NULL, *ext4nd = NULL, *nojournal = NULL, *raw = NULL, *scsi = NULL;
+	char *sd_write = NULL, *sd_verify = NULL;
 	const char *expect = NULL;
 	int aid_on = 1, c;
 
@@ -1244,6 +1935,9 @@ int main(int argc, char **argv)
 		case 'b': bigalloc = optarg; break;
 		case 'j': ext4j = optarg; break;
 		case 'n': ext4nd = optarg; break;
+		case 'J': nojournal = optarg; break;
+		case 'W': sd_write = optarg; break;
+		case 'V': sd_verify = optarg; break;
 		case 'w': raw = optarg; break;
 		case 's': scsi = optarg; break;
 		default: usage();
@@ -1323,6 +2017,23 @@ int main(int argc, char **argv)
 		if (split_mnt_dev(ext4nd, &mnt, &dev))
 			usage();
 		ext4_flag_checks("ext4nd", mnt, 0);
+	}
+	if (nojournal) {
+		char *mnt, *dev;
+
+		if (split_mnt_dev(nojournal, &mnt, &dev))
+			usage();
+		ext4_nojournal_checks(mnt);
+	}
+	if (sd_write || sd_verify) {
+		char *tag, *mnt;
+
+		if (split_mnt_dev(sd_write ? sd_write : sd_verify, &tag, &mnt))
+			usage();
+		if (sd_write)
+			shutdown_write(tag, mnt);
+		else
+			shutdown_verify(tag, mnt);
 	}
 	printf("atomic_tests: done pass=%d fail=%d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
