@@ -165,7 +165,7 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	f->txn = 1;
 	f->dirty = 0;
 	frame_set_pins(f, 1);
-	f->ref = 1;
+	__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	pager_hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
 	ut_st32(p->meta->pg.data + UT_META_PAGECOUNT, pgno + 1);
@@ -239,8 +239,12 @@ static void discard_txn(ut_pager *p)
 			f->pg.data = f->cur->pg.data;
 			p->preout--;
 		} else {
+			int rc;
+
 			frame_set_pins(f, 0); /* new to the file: no page to go back to */
-			pager_frame_forget(p, f);
+			rc = pager_frame_forget(p, f);
+			assert(rc == UT_OK); /* no version: no reader */
+			(void)rc;
 		}
 	}
 	end_txn(p);
@@ -249,7 +253,9 @@ static void discard_txn(ut_pager *p)
 /* Commit at lsn: each private copy becomes its page's committed version
  * (nv[i], allocated beforehand so this cannot fail), and the version it
  * replaces is kept for older snapshots or freed.  Readers see all of the
- * transaction or none of it: they choose versions under p->mu.  With
+ * transaction or none of it: a snapshot begins under p->mu, so it is older
+ * than lsn (and finds an old version: a hit, or kept) or begins after
+ * every new version is in place.  With
  * written (a log-less sync commit) the new versions are on disk already. */
 static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written)
 {
@@ -257,13 +263,18 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 	for (size_t i = 0; i < p->ntx; i++) {
 		struct frame *f = p->tx[i];
 
+		struct pver *old = f->cur;
+
 		nv[i]->pg.data = f->pg.data;
 		nv[i]->pg.pgno = f->pg.pgno;
-		if (f->cur) {
-			pager_retire(p, f->cur, lsn);
+		/* swapped before the old one is retired: a reader's hit pins
+		 * what it finds under the stripe, so old is never freed
+		 * under it */
+		pager_frame_set_cur(p, f, nv[i]);
+		if (old) {
+			pager_retire(p, old, lsn);
 			p->preout--;
 		}
-		f->cur = nv[i];
 		f->dirty = !written;
 		f->wgen++;
 		f->txn = 0;

@@ -96,6 +96,8 @@ static void pager_free_all(ut_pager *p)
 		ut_file_close(p->rfile);
 	ut_file_close(p->file);
 	pthread_mutex_destroy(&p->mu);
+	for (unsigned i = 0; i < HSTRIPES; i++)
+		pthread_mutex_destroy(&p->stripes[i].mu);
 	free(p->path);
 	free(p);
 }
@@ -407,6 +409,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		pthread_mutexattr_init(&ma);
 		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 		pthread_mutex_init(&p->mu, &ma);
+		for (unsigned i = 0; i < HSTRIPES; i++)
+			pthread_mutex_init(&p->stripes[i].mu, &ma);
 		pthread_mutexattr_destroy(&ma);
 	}
 	pthread_mutex_init(&p->flush_mu, NULL);

@@ -83,7 +83,8 @@
  *    bookkeeping only: a page read on a pool miss runs without it (the
  *    frame is marked loading; a second thread wanting that page waits for
  *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
- *    commit's log append.  Readers on any threads call snap_begin/get_at/
+ *    commit's log append.  A reader's pool hit takes only the page's
+ *    page-table stripe lock, not the mutex (pool.c).  Readers on any threads call snap_begin/get_at/
  *    release/snap_end at any time.  Everything that changes pages (write,
  *    alloc, free, begin/commit/rollback, checkpoint start) must be called
  *    by the single writer (db.c's writer lock); ut_pager_get and

@@ -5,6 +5,10 @@
  * those files offers the others.  Locking: p->mu guards every field
  * below but those the single writer owns (tx, ntx outside the pool's
  * reading of them, logpages) and the atomics (fatal, poisoned).
+ * The page table (buckets, each frame's hnext) and the fields a reader's
+ * pool hit reads (a hashed frame's cur and loading) change under p->mu and
+ * the page's stripe lock both, so a reader's hit takes its stripe alone
+ * (pool.c).
  */
 #ifndef UT_PAGER_INT_H
 #define UT_PAGER_INT_H
@@ -15,6 +19,11 @@
 #include "pager.h"
 
 #define VBUCKETS 4096u /* version store hash buckets (a power of two) */
+/* Page-table lock stripes (a power of two, at most the 64 buckets the
+ * table starts with, so that a bucket's frames share one stripe; growing
+ * the table holds them all, and ThreadSanitizer tracks at most 64 locks
+ * held at once). */
+#define HSTRIPES 32u
 #define EVICT_BATCH 64
 /* Pages per page-cleaner batch: one strategy call, so one double-write
  * copy write and sync for up to this many pages (InnoDB's
@@ -63,7 +72,8 @@ struct frame {
 		       * (taken under it, so an evictor under p->mu sees at
 		       * worst a pin about to go: it skips the frame) */
 	uint32_t wgen; /* bumped when a commit replaces cur */
-	uint8_t valid, txn, ref;
+	uint8_t valid, txn;
+	uint8_t ref;      /* clock bit; atomic: set by readers under a stripe */
 	uint8_t dirty;    /* cur differs from the data file */
 	uint8_t loading;  /* being read from the file (pinned meanwhile) */
 	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
@@ -91,6 +101,9 @@ struct ut_pager {
 	ut_io_counters ctr;
 	ut_log_hooks hooks;
 	pthread_mutex_t mu;
+	struct hstripe {
+		pthread_mutex_t mu;
+	} __attribute__((aligned(64))) stripes[HSTRIPES];
 
 	struct frame **frames;
 	size_t nframes, capframes, maxframes, hand;
@@ -201,7 +214,10 @@ void pager_hinsert(ut_pager *p, struct frame *f);
 uint8_t *pager_buf_get(ut_pager *p);
 void pager_buf_put(ut_pager *p, uint8_t *b);
 struct frame *pager_new_frame(ut_pager *p);
-void pager_frame_forget(ut_pager *p, struct frame *f);
+/* UT_EBUSY, and f stays, if a reader pinned f's version meanwhile. */
+int pager_frame_forget(ut_pager *p, struct frame *f);
+/* f's committed version becomes v (readers' hits see it at once). */
+void pager_frame_set_cur(ut_pager *p, struct frame *f, struct pver *v);
 int pager_get_frame(ut_pager *p, struct frame **out);
 void pager_drop_one(ut_pager *p);
 void pager_shrink(ut_pager *p);

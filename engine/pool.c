@@ -2,13 +2,18 @@
  * engine/pool.c - the pager's frame pool: page buffers, the page table,
  * frames, eviction, and getting and releasing pages.
  *
- * Contract (pager.h, "Buffer pool" and "Thread safety"): a page is found
- * through the page table under p->mu; a miss takes a frame (a clean,
- * unpinned one by clock sweep, or a new one within the bound, or past it
- * when nothing is evictable), marks it loading and reads the page without
- * the mutex.  The writer gets the frame itself; a reader gets the version
- * its snapshot sees (version.c).  Frames a reader pins (through a version)
- * or the writer pins or has in its transaction are never evicted.
+ * Contract (pager.h, "Buffer pool" and "Thread safety"): a reader's pool
+ * hit -- the page's frame is in the table and its committed version is
+ * one the reader's snapshot sees -- takes only the page's stripe lock (one
+ * of HSTRIPES, by page number), never p->mu: readers on different pages
+ * never meet, and the writer meets a reader only on the stripe of a page
+ * it is publishing.  Everything else (the writer's gets, misses, versions
+ * kept for older snapshots) runs under p->mu.  A miss takes a frame (a
+ * clean, unpinned one by clock sweep, or a new one within the bound, or
+ * past it when nothing is evictable), marks it loading and reads the page
+ * without the mutex.  The writer gets the frame itself; a reader gets the
+ * version its snapshot sees (version.c).  Frames a reader pins (through a
+ * version) or the writer pins or has in its transaction are never evicted.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -24,6 +29,12 @@ static inline size_t hslot(ut_pager *p, uint32_t pgno)
 	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
 }
 
+static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
+{
+	return &p->stripes[hslot(p, pgno) & (HSTRIPES - 1)].mu;
+}
+
+/* p->mu or pgno's stripe held. */
 struct frame *pager_hfind(ut_pager *p, uint32_t pgno)
 {
 	struct frame *f = p->buckets[hslot(p, pgno)];
@@ -33,14 +44,26 @@ struct frame *pager_hfind(ut_pager *p, uint32_t pgno)
 	return f;
 }
 
+/* p->mu held. */
 void pager_hinsert(ut_pager *p, struct frame *f)
 {
 	size_t s = hslot(p, f->pg.pgno);
 
+	pthread_mutex_lock(stripe(p, f->pg.pgno));
 	f->hnext = p->buckets[s];
 	p->buckets[s] = f;
+	pthread_mutex_unlock(stripe(p, f->pg.pgno));
 }
 
+void pager_frame_set_cur(ut_pager *p, struct frame *f, struct pver *v)
+{
+	pthread_mutex_lock(stripe(p, f->pg.pgno));
+	f->cur = v;
+	f->loading = 0;
+	pthread_mutex_unlock(stripe(p, f->pg.pgno));
+}
+
+/* p->mu and f's stripe held. */
 static void hremove(ut_pager *p, struct frame *f)
 {
 	struct frame **pp = &p->buckets[hslot(p, f->pg.pgno)];
@@ -52,6 +75,7 @@ static void hremove(ut_pager *p, struct frame *f)
 	f->hnext = NULL;
 }
 
+/* p->mu held; takes every stripe (the table doubles rarely). */
 static int hgrow(ut_pager *p)
 {
 	size_t n = p->nbuckets * 2;
@@ -59,6 +83,9 @@ static int hgrow(ut_pager *p)
 
 	if (!nb)
 		return UT_ENOMEM;
+	assert(p->nbuckets >= HSTRIPES);
+	for (unsigned i = 0; i < HSTRIPES; i++)
+		pthread_mutex_lock(&p->stripes[i].mu);
 	for (size_t i = 0; i < p->nbuckets; i++) {
 		struct frame *f = p->buckets[i], *next;
 		for (; f; f = next) {
@@ -71,6 +98,8 @@ static int hgrow(ut_pager *p)
 	free(p->buckets);
 	p->buckets = nb;
 	p->nbuckets = n;
+	for (unsigned i = 0; i < HSTRIPES; i++)
+		pthread_mutex_unlock(&p->stripes[i].mu);
 	return UT_OK;
 }
 
@@ -196,8 +225,8 @@ static int sweep(ut_pager *p, size_t *vidx)
 		}
 		if (frame_pins(f) || f->txn || pver_readers(f->cur))
 			continue;
-		if (f->ref) {
-			f->ref = 0;
+		if (__atomic_load_n(&f->ref, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&f->ref, 0, __ATOMIC_RELAXED);
 			continue;
 		}
 		if (!f->dirty) {
@@ -222,18 +251,27 @@ static int dirty_evictable(const ut_pager *p)
 }
 
 /* Make a valid frame that no one pins invalid; its cur's buffer becomes the
- * frame's spare buffer again. */
-void pager_frame_forget(ut_pager *p, struct frame *f)
+ * frame's spare buffer again.  A reader's hit may have pinned cur since the
+ * caller looked (it takes only the stripe): then the frame stays. */
+int pager_frame_forget(ut_pager *p, struct frame *f)
 {
+	pthread_mutex_t *sm = stripe(p, f->pg.pgno);
 	struct pver *v = f->cur;
 
-	assert(!frame_pins(f) && !f->txn && !f->loading && (!v || !pver_readers(v)));
+	assert(!frame_pins(f) && !f->txn && !f->loading);
+	pthread_mutex_lock(sm);
+	if (v && pver_readers(v)) {
+		pthread_mutex_unlock(sm);
+		return UT_EBUSY;
+	}
 	hremove(p, f);
+	f->cur = NULL;
+	pthread_mutex_unlock(sm);
 	f->valid = 0;
 	f->dirty = 0;
 	f->ckpt = 0;
-	f->cur = NULL;
 	free(v);
+	return UT_OK;
 }
 
 /* A frame to load a page into (not in the hash, not valid), and its index
@@ -255,8 +293,12 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 		if (p->nframes + pre_charged(p) < p->maxframes ||
 		    p->ntx + 1 >= p->nframes)
 			return grow(p, out, idx);
-		if (sweep(p, &vidx))
-			break;
+		if (sweep(p, &vidx)) {
+			victim = p->frames[vidx];
+			if (!victim->valid || pager_frame_forget(p, victim) == UT_OK)
+				break;
+			continue; /* a reader took it meanwhile */
+		}
 		if (!dirty_evictable(p))
 			return grow(p, out, idx); /* all pinned or in the txn */
 		if (!may_wait)
@@ -264,9 +306,6 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 		if ((rc = pager_make_clean(p)))
 			return rc;
 	}
-	victim = p->frames[vidx];
-	if (victim->valid)
-		pager_frame_forget(p, victim);
 	*out = victim;
 	*idx = vidx;
 	return UT_OK;
@@ -324,7 +363,8 @@ static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 {
 	struct frame *f;
-	int rc;
+	struct pver *v = NULL;
+	int rc, rc2;
 
 	if ((rc = pager_get_frame(p, &f)))
 		return rc;
@@ -335,90 +375,130 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	f->loading = 1;
 	f->dirty = f->txn = 0;
 	frame_set_pins(f, 1);
-	f->ref = 1;
+	__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	pager_hinsert(p, f);
 	pthread_mutex_unlock(&p->mu);
 	rc = read_page(p, pgno, f->pg.data);
 	pthread_mutex_lock(&p->mu);
 	p->ctr.page_reads++;
-	f->loading = 0;
-	pthread_cond_broadcast(&p->load_cv);
-	if (rc == UT_OK && !(f->cur = pager_pver_new(f->pg.data, pgno)))
+	if (rc == UT_OK && !(v = pager_pver_new(f->pg.data, pgno)))
 		rc = UT_ENOMEM;
+	pager_frame_set_cur(p, f, rc ? NULL : v);
+	pthread_cond_broadcast(&p->load_cv);
 	if (rc) {
 		if (rc == UT_ECORRUPT)
 			p->ctr.corrupt_pages++;
 		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
 		frame_set_pins(f, 0);
-		pager_frame_forget(p, f);
+		rc2 = pager_frame_forget(p, f);
+		assert(rc2 == UT_OK); /* no version: no reader */
+		(void)rc2;
 		return rc;
 	}
 	*out = f;
 	return UT_OK;
 }
 
-int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
+/* A reader's pool hit: pgno's frame holds a committed version snapshot s
+ * sees.  Only the stripe lock: the version is pinned before the stripe is
+ * let go, and whoever replaces or evicts it does so under the stripe. */
+static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
+{
+	pthread_mutex_t *sm = stripe(p, pgno);
+	struct frame *f;
+	struct pver *v = NULL;
+
+	pthread_mutex_lock(sm);
+	f = pager_hfind(p, pgno);
+	if (f && !f->loading && f->cur &&
+	    ut_page_lsn(f->cur->pg.data) <= s->lsn) {
+		v = f->cur;
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(sm);
+	return v;
+}
+
+/* An interior page v (pinned by the caller) also goes to s's memo, pinned
+ * once more, in place of the entry it replaces. */
+static void memo_keep(ut_pager *p, ut_snap *s, struct pver *v)
+{
+	ut_pg **slot = &s->memo[v->pg.pgno % UT_SNAP_MEMO];
+	ut_pg *old = *slot;
+
+	if (ut_page_type(v->pg.data) != UT_PT_INTERIOR)
+		return;
+	__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
+	*slot = &v->pg;
+	ut_pager_release(p, old);
+}
+
+/* The frame of pgno, pinned (loaded on a miss).  p->mu held. */
+static int get_frame_of(ut_pager *p, uint32_t pgno, uint32_t limit,
+			struct frame **out)
 {
 	struct frame *f;
-	struct pver *v;
-	ut_pg *m = NULL;
-	uint32_t limit;
 	int rc;
 
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
-		return UT_EFATAL;
-	if (s && (m = s->memo[pgno % UT_SNAP_MEMO]) && m->pgno == pgno) {
-		__atomic_add_fetch(&((struct pver *)m)->refs, 1, __ATOMIC_RELAXED);
-		*out = m;
-		return UT_OK;
-	}
-	m = NULL;
-	pthread_mutex_lock(&p->mu);
-	limit = s ? s->npages : ut_pager_page_count(p);
 	for (;;) {
 		while ((f = pager_hfind(p, pgno)) && f->loading)
 			pthread_cond_wait(&p->load_cv, &p->mu);
 		if (f) {
 			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
-			f->ref = 1;
-			break;
+			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+			*out = f;
+			return UT_OK;
 		}
 		if (pgno == 0 || pgno >= limit) {
-			pthread_mutex_unlock(&p->mu);
 			ut_set_errdetail("%s: page %u: reference beyond the page "
 					 "count %u", p->path, pgno, limit);
 			return UT_ECORRUPT;
 		}
-		rc = load(p, pgno, &f);
-		if (rc == UT_OK)
-			break;
-		if (rc != LOAD_RACED) {
-			pthread_mutex_unlock(&p->mu);
+		rc = load(p, pgno, out);
+		if (rc != LOAD_RACED)
 			return rc;
-		}
 	}
+}
+
+int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
+{
+	struct frame *f;
+	struct pver *v;
+	ut_pg *m;
+	int rc;
+
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+		return UT_EFATAL;
 	if (!s) {
+		pthread_mutex_lock(&p->mu);
+		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
 		pthread_mutex_unlock(&p->mu);
-		*out = &f->pg;
+		if (rc == UT_OK)
+			*out = &f->pg;
+		return rc;
+	}
+	if ((m = s->memo[pgno % UT_SNAP_MEMO]) && m->pgno == pgno) {
+		__atomic_add_fetch(&((struct pver *)m)->refs, 1, __ATOMIC_RELAXED);
+		*out = m;
 		return UT_OK;
 	}
-	__atomic_sub_fetch(&f->pin, 1, __ATOMIC_RELEASE);
-	rc = pager_version_for(p, s, f, &v);
-	if (rc == UT_OK) {
-		/* an interior page also goes to the snapshot's memo */
-		int keep = ut_page_type(v->pg.data) == UT_PT_INTERIOR;
-
-		__atomic_add_fetch(&v->refs, 1u + (unsigned)keep, __ATOMIC_RELAXED);
-		if (keep) {
-			m = s->memo[pgno % UT_SNAP_MEMO];
-			s->memo[pgno % UT_SNAP_MEMO] = &v->pg;
+	if (!(v = hit(p, s, pgno))) {
+		pthread_mutex_lock(&p->mu);
+		rc = get_frame_of(p, pgno, s->npages, &f);
+		if (rc == UT_OK) {
+			__atomic_sub_fetch(&f->pin, 1, __ATOMIC_RELEASE);
+			rc = pager_version_for(p, s, f, &v);
+			if (rc == UT_OK)
+				__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
 		}
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			return rc;
 	}
-	pthread_mutex_unlock(&p->mu);
-	if (rc == UT_OK)
-		*out = &v->pg;
-	ut_pager_release(p, m); /* the memo entry this one replaced */
-	return rc;
+	memo_keep(p, s, v);
+	*out = &v->pg;
+	return UT_OK;
 }
 
 int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out)
@@ -477,9 +557,9 @@ void pager_shrink(ut_pager *p)
 	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
-		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty && !pver_readers(f->cur))) {
-			if (f->valid)
-				pager_frame_forget(p, f);
+		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty &&
+				  !pver_readers(f->cur) &&
+				  pager_frame_forget(p, f) == UT_OK)) {
 			p->frames[i] = p->frames[--p->nframes];
 			pager_buf_put(p, f->pg.data);
 			free(f);

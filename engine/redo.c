@@ -165,7 +165,7 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	f->valid = 1;
 	f->dirty = f->txn = 0;
 	frame_set_pins(f, 0);
-	f->ref = 1;
+	__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	pager_hinsert(p, f);
 	*out = f;
 	return UT_OK;

@@ -31,10 +31,11 @@
  * returned, and possibly one whose ut_commit is still making its log
  * durable), for every get, cursor and scan, for its whole life, whatever
  * commits, checkpoints and evictions happen meanwhile.  Readers never
- * wait for the writer and the writer never waits for readers (both take
- * the buffer pool's mutex for moments, never across page I/O -- except
- * with flush_inline, a test mode, where the writer writes pages under
- * it); ut_checkpoint waits for the writer only to start.  A write
+ * wait for the writer and the writer never waits for readers (a reader's
+ * cache hit takes one of 32 page-table locks for a moment; misses, the
+ * writer and snapshot begin/end take the buffer pool's mutex for moments,
+ * never across page I/O -- except with flush_inline, a test mode, where
+ * the writer writes pages under it); ut_checkpoint waits for the writer only to start.  A write
  * transaction sees its own changes.  A thread may hold read transactions
  * and begin a write transaction.  A ut_txn and its cursors belong to one
  * thread at a time.
