@@ -19,8 +19,11 @@
  *   get xK     K threads of read transactions of 100 random gets each
  *
  * Every rate comes with the latency of its unit (a commit, a begin+get, a
- * 100-get transaction): p50/p99/p99.9.  Printed per round, then the
- * spread (min..max over rounds) of each figure.
+ * 100-get transaction): p50/p99/p99.9, and with the CPU the threads that
+ * did the units got (cores: their thread CPU seconds over the wall
+ * seconds), so that a rate that fell because the machine's cores were
+ * busy can be told from one that fell because each unit cost more (rate
+ * per core).  Printed per round, then the spread (min..max over rounds).
  *
  *   bench_snapshot [-n N] [-w W] [-t SECONDS] [-r ROUNDS] [-c CACHE_MIB]
  *                  [-d DIR] [-e untorn,lmdb,sqlite]
@@ -420,11 +423,12 @@ static int by_value(const void *a, const void *b)
 /* a figure: rate per second and latency percentiles (µs) */
 struct fig {
 	double rate, p50, p99, p999;
+	double cores; /* CPU seconds of the measured threads per wall second */
 };
 
 static struct fig fig_of(struct lat *l, double secs, double units)
 {
-	struct fig f = { units / secs, 0, 0, 0 };
+	struct fig f = { units / secs, 0, 0, 0, 0 };
 
 	if (l->n) {
 		qsort(l->s, l->n, sizeof(double), by_value);
@@ -459,6 +463,7 @@ struct run {
 	int hold_us;
 	atomic_long units;
 	atomic_int stop, failed;
+	_Atomic double cpu; /* thread CPU seconds of the measured threads */
 	struct lat lat[2];
 	long scans;
 };
@@ -469,6 +474,22 @@ static uint64_t rnd(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+static double thread_cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void add_cpu(struct run *r, double secs)
+{
+	double old = atomic_load(&r->cpu);
+
+	while (!atomic_compare_exchange_weak(&r->cpu, &old, old + secs))
+		;
 }
 
 static void *writer_thread(void *arg)
@@ -493,6 +514,8 @@ static void *writer_thread(void *arg)
 			lat_add(&r->lat[0], now() - t0);
 		r->units++;
 	}
+	if (!r->hold_us) /* the writer's figure: its own CPU */
+		add_cpu(r, thread_cpu());
 	return NULL;
 }
 
@@ -547,6 +570,7 @@ static void *get_thread(void *arg)
 		lat_add(&r->lat[g->idx], now() - t0);
 		r->units += batch;
 	}
+	add_cpu(r, thread_cpu());
 	return NULL;
 }
 
@@ -584,7 +608,10 @@ static int measure(struct eng *e, int writer, int hold_us, int scanner, int gett
 			lat_add(&r.lat[0], r.lat[1].s[i]);
 		free(r.lat[1].s);
 	}
-	*out = fig_of(&r.lat[0], now() - t0, (double)r.units);
+	double secs = now() - t0;
+
+	*out = fig_of(&r.lat[0], secs, (double)r.units);
+	out->cores = atomic_load(&r.cpu) / secs;
 	return r.failed ? -1 : 0;
 }
 
@@ -659,7 +686,8 @@ static int run_engine(void *arg, void *res)
 
 static void print_fig(const struct fig *f)
 {
-	printf(" %10.0f | %8.1f | %8.1f | %9.1f |", f->rate, f->p50, f->p99, f->p999);
+	printf(" %10.0f | %8.1f | %8.1f | %9.1f | %5.2f | %10.0f |", f->rate, f->p50,
+	       f->p99, f->p999, f->cores, f->cores > 0 ? f->rate / f->cores : 0);
 }
 
 int main(int argc, char **argv)
@@ -705,7 +733,8 @@ int main(int argc, char **argv)
 	static struct result res[16][4];
 	for (int round = 0; round < c.rounds && round < 16; round++) {
 		printf("## round %d\n\n| system | figure | rate | p50 µs | p99 µs | "
-		       "p99.9 µs |\n|---|---|---:|---:|---:|---:|\n", round + 1);
+		       "p99.9 µs | cores | rate/core |\n"
+		       "|---|---|---:|---:|---:|---:|---:|---:|\n", round + 1);
 		for (int s = 0; s < nsel; s++) {
 			/* rotate the order each round: no system always first */
 			int k = (s + round) % nsel;
@@ -714,7 +743,7 @@ int main(int argc, char **argv)
 			char why[200] = "";
 
 			if (bench_run_child(run_engine, &j, r, sizeof(*r), why, sizeof(why))) {
-				printf("| %s | FAILED: %s %s | | | | |\n", sel[k]->name,
+				printf("| %s | FAILED: %s %s | | | | | | |\n", sel[k]->name,
 				       r->err, why);
 				continue;
 			}
@@ -723,7 +752,7 @@ int main(int argc, char **argv)
 				print_fig(&r->f[f]);
 				printf("\n");
 			}
-			printf("| %s | full scans by the reader; peak RSS | %ld | %ld KiB | | |\n",
+			printf("| %s | full scans by the reader; peak RSS | %ld | %ld KiB | | | | |\n",
 			       sel[k]->name, r->scans, r->rss_kib);
 		}
 		printf("\n");
