@@ -44,6 +44,10 @@ typedef struct ut_io_counters {
 	uint64_t torn_repaired;  /* pages restored from the double-write file */
 	uint64_t corrupt_pages;  /* pages failing their checksum, not repaired */
 	uint64_t page_reads;     /* data page reads (not in ut_stats) */
+	uint64_t scan_reads;     /* pages read by recovery's full LSN scan
+				  * (not in ut_stats) */
+	uint64_t bound_writes;   /* header writes raising the page-write
+				  * bound (not in ut_stats) */
 } ut_io_counters;
 
 typedef struct ut_flush_page {

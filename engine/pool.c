@@ -298,6 +298,7 @@ void pager_drop_one(ut_pager *p)
 /* Called without the pool mutex (the caller counts the read). */
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
+	int rc;
 	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
 				 (uint64_t)pgno * UT_PAGE_SIZE);
 
@@ -308,7 +309,9 @@ static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 				 p->path, pgno, (long long)n);
 		return UT_ECORRUPT;
 	}
-	return ut_page_verify(buf, pgno, p->path);
+	if ((rc = ut_page_verify(buf, pgno, p->path)))
+		return rc;
+	return pager_bound_check_read(p, buf, pgno);
 }
 
 #define LOAD_RACED 1 /* another thread loaded the page meanwhile: look again */

@@ -17,7 +17,7 @@
 
 /* Raise *max to the LSN of every page of f that passes its checksum: pages
  * in place (off 0, stride one page) or double-write copies. */
-static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
+static int max_lsn_in(ut_pager *p, ut_file *f, uint64_t first, uint64_t stride,
 		      uint64_t count, uint8_t *buf, uint64_t *max, uint64_t *where)
 {
 	for (uint64_t i = 0; i < count; i++) {
@@ -25,6 +25,7 @@ static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
 
 		if (n < 0)
 			return (int)n;
+		p->ctr.scan_reads++;
 		if (n == UT_PAGE_SIZE && ut_page_checksum_ok(buf) &&
 		    ut_page_lsn(buf) > *max) {
 			*max = ut_page_lsn(buf);
@@ -47,7 +48,7 @@ int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
 		return UT_ENOMEM;
 	rc = ut_file_size(p->rfile, &size);
 	if (rc == UT_OK)
-		rc = max_lsn_in(p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
+		rc = max_lsn_in(p, p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
 				&dmax, &dpg);
 	if (rc == UT_OK)
 		rc = pager_dw_name(p->path, &dwpath);
@@ -56,7 +57,7 @@ int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
 		if ((rc = ut_file_size(dw, &size)) == UT_OK && size > UT_DW_HDR) {
 			uint64_t slots = (size - UT_DW_HDR) / UT_DW_SLOT_BYTES;
 
-			rc = max_lsn_in(dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
+			rc = max_lsn_in(p, dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
 					UT_DW_SLOT_BYTES,
 					slots > UT_DW_SLOTS ? UT_DW_SLOTS : slots, buf,
 					&cmax, &cslot);
@@ -154,7 +155,8 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
 	if (!ut_page_is_zero(f->pg.data) &&
-	    (rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK) {
+	    ((rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK ||
+	     (rc = pager_bound_check_read(p, f->pg.data, pgno)) != UT_OK)) {
 		p->ctr.corrupt_pages++;
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
