@@ -48,6 +48,8 @@ typedef struct ut_io_counters {
 				  * (not in ut_stats) */
 	uint64_t bound_writes;   /* header writes raising the page-write
 				  * bound (not in ut_stats) */
+	uint64_t prefetches;     /* pages redo asked the OS to read ahead
+				  * (not in ut_stats) */
 } ut_io_counters;
 
 typedef struct ut_flush_page {

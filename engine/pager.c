@@ -73,6 +73,7 @@ static void pager_free_all(ut_pager *p)
 	free(p->ckpt_hdr);
 	free(p->hdr_disk);
 	free(p->bound_buf);
+	free(p->hinted);
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);

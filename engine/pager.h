@@ -371,5 +371,8 @@ int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
 int ut_pager_redo_end(ut_pager *p);
+/* During redo: the log will change page pgno (ctx: the pager), so the
+ * page may be read ahead (ut_wal_set_prefetch's hint). */
+void ut_pager_redo_hint(void *ctx, uint32_t pgno);
 
 #endif /* UT_PAGER_H */

@@ -172,6 +172,9 @@ struct ut_pager {
 	 * against it without a lock.  Meaningful once bound_known. */
 	uint64_t bound_hi;
 	int bound_known;
+	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
+	uint8_t *hinted;
+	uint64_t nhinted;
 
 	/* Snapshots (see pager.h): live readers oldest first, and the
 	 * versions kept for them, by page (vbuckets) and in the order they

@@ -95,11 +95,37 @@ int ut_pager_readonly(ut_pager *p) { return p->readonly; }
 
 int ut_pager_redo_begin(ut_pager *p)
 {
+	uint64_t size;
+
 	if (p->in_txn)
 		return UT_EBUSY;
 	p->recovering = 1;
 	p->ntx = 0;
+	/* one bit per page in the file: each is hinted once */
+	free(p->hinted);
+	p->hinted = NULL;
+	p->nhinted = 0;
+	if (ut_file_size(p->rfile, &size) == UT_OK && size >= UT_PAGE_SIZE &&
+	    (p->hinted = calloc(size / UT_PAGE_SIZE / 8 + 1, 1)))
+		p->nhinted = size / UT_PAGE_SIZE;
 	return UT_OK;
+}
+
+/* Redo reads its pages one at a time, each a random read of a cold file:
+ * the log names them ahead (ut_wal_set_prefetch), so many are read at
+ * once.  Pages past the file's end are new (zero), not read. */
+void ut_pager_redo_hint(void *ctx, uint32_t pgno)
+{
+	ut_pager *p = ctx;
+
+	if (pgno >= p->nhinted || (p->hinted[pgno / 8] & (1u << (pgno % 8))))
+		return;
+	p->hinted[pgno / 8] |= (uint8_t)(1u << (pgno % 8));
+	if (!pager_hfind(p, pgno)) {
+		ut_file_prefetch(p->rfile, (uint64_t)pgno * UT_PAGE_SIZE,
+				 UT_PAGE_SIZE);
+		p->ctr.prefetches++;
+	}
 }
 
 /* The transaction being replayed is complete: stamp its LSN on the pages it
@@ -215,6 +241,9 @@ int ut_pager_redo_end(ut_pager *p)
 	pthread_mutex_lock(&p->mu);
 	rc = redo_finish_txn(p);
 	p->recovering = 0;
+	free(p->hinted);
+	p->hinted = NULL;
+	p->nhinted = 0;
 	pthread_mutex_unlock(&p->mu);
 	return rc;
 }

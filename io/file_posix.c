@@ -478,6 +478,11 @@ static void posix_close(ut_file *f)
 	free(pf);
 }
 
+static void posix_prefetch(ut_file *f, uint64_t off, size_t len)
+{
+	(void)posix_fadvise(fd_of(f), (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 static const struct ut_file_ops posix_ops = {
 	.read = posix_read,
 	.write = posix_write,
@@ -487,6 +492,7 @@ static const struct ut_file_ops posix_ops = {
 	.truncate = posix_truncate,
 	.atomic_info = posix_atomic_info,
 	.close = posix_close,
+	.prefetch = posix_prefetch,
 };
 
 /* Does this O_DIRECT descriptor really do direct I/O at our alignment?

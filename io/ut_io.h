@@ -98,6 +98,10 @@ struct ut_file_ops {
 	int (*truncate)(ut_file *f, uint64_t bytes);
 	int (*atomic_info)(ut_file *f, ut_atomic_info *out);
 	void (*close)(ut_file *f);
+	/* Start reading [off, off+len) into the OS page cache without waiting
+	 * (posix_fadvise WILLNEED): a hint, which may do nothing.  NULL:
+	 * nothing to do (the simulated disk). */
+	void (*prefetch)(ut_file *f, uint64_t off, size_t len);
 };
 
 struct ut_file {
@@ -197,5 +201,10 @@ static inline int ut_file_atomic_info(ut_file *f, ut_atomic_info *ai)
 	return f->ops->atomic_info(f, ai);
 }
 static inline void ut_file_close(ut_file *f) { if (f) f->ops->close(f); }
+static inline void ut_file_prefetch(ut_file *f, uint64_t off, size_t len)
+{
+	if (f->ops->prefetch)
+		f->ops->prefetch(f, off, len);
+}
 
 #endif /* UT_IO_H */

@@ -1891,15 +1891,19 @@ static void test_bound_fast_path(void **s)
 			assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
 			unsetenv("UT_RECOVERY_FULL_SCAN");
 			c = open_counters(db);
-			print_message("%s%s: %llu pages, evidence read %llu, redo read %llu\n",
+			print_message("%s%s: %llu pages, evidence read %llu, redo read %llu "
+				      "(%llu hinted ahead)\n",
 				      small ? "B" : "A", full ? " (full scan)" : "",
 				      (unsigned long long)pages,
 				      (unsigned long long)c.scan_reads,
-				      (unsigned long long)c.page_reads);
+				      (unsigned long long)c.page_reads,
+				      (unsigned long long)c.prefetches);
 			if (full)
 				assert_true(c.scan_reads >= pages);
 			else
 				assert_int_equal(c.scan_reads, 0);
+			/* redo named its pages ahead, each once, none new */
+			assert_true(c.prefetches > 0 && c.prefetches <= pages);
 			dmg_verify(db, dmg_m);
 			assert_int_equal(ut_close(db), UT_OK);
 			bound_holds_on_disk(d);
