@@ -13,7 +13,8 @@
  *      -c, default 64M), checkpoints, commits transactions of 64 updates
  *      (new -v byte values of random keys among the first -H bytes of
  *      data, default 128M: the same hot set in every size, so that redo
- *      reads the same pages and only the file's size differs) until -l
+ *      reads the same pages and only the file's size differs; -H 0: any
+ *      key of the database) until -l
  *      bytes (default 64M) of log lie past the checkpoint, then is killed
  *      with SIGKILL: no close, no checkpoint;
  *   2. the three files are synced and dropped from the OS page cache
@@ -58,6 +59,7 @@ static uint64_t parse_size(const char *s)
 	double v = strtod(s, &end);
 
 	switch (*end) {
+	case 'T': case 't': v *= 1024; /* fall through */
 	case 'G': case 'g': v *= 1024; /* fall through */
 	case 'M': case 'm': v *= 1024; /* fall through */
 	case 'K': case 'k': v *= 1024; break;
@@ -153,7 +155,8 @@ static void build(const char *path, uint64_t size)
 /* The child: a checkpoint, then log_bytes of sync=1 updates, then SIGKILL. */
 static void crash_child(const char *path, uint64_t size, unsigned seed)
 {
-	uint64_t hot = nkeys_of(hot_bytes < size ? hot_bytes : size), x = seed;
+	uint64_t hot = nkeys_of(hot_bytes && hot_bytes < size ? hot_bytes : size),
+		 x = seed;
 	uint8_t *v = malloc(vlen);
 	ut_wal_stats ws;
 	ut_options o;
@@ -273,7 +276,8 @@ static void parse_args(int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (nsizes < 1 || rounds < 1 || rounds > 50 || vlen < 1 || vlen > 8000) {
+	if (nsizes < 1 || rounds < 1 || rounds > 50 || vlen < 1 || vlen > 8000 ||
+	    (hot_bytes && nkeys_of(hot_bytes) < 1)) {
 		fprintf(stderr, "bench_recovery: bad arguments\n");
 		exit(2);
 	}

@@ -32,10 +32,26 @@ static void hi_raise(ut_pager *p, uint64_t lsn)
 		__atomic_store_n(&p->bound_hi, lsn, __ATOMIC_RELEASE);
 }
 
+/* bound_known: read by page loads without a lock */
+static void set_known(ut_pager *p, int known)
+{
+	__atomic_store_n(&p->bound_known, known, __ATOMIC_RELEASE);
+}
+
+/* The header's bound, or UNKNOWN for format 1 and for a bound below what
+ * the header itself shows was written (its checkpoint's LSNs, its own
+ * page LSN): every checkpoint writes a bound at least as high, so such a
+ * header was changed by someone else, and recovery reads every page
+ * rather than trust it. */
 static uint64_t hdr_bound(const uint8_t *hdr)
 {
-	return ut_ld32(hdr + UT_META_VERSION) >= 2
-		       ? ut_ld64(hdr + UT_META_PAGEBOUND) : UT_BOUND_UNKNOWN;
+	uint64_t b = ut_ld64(hdr + UT_META_PAGEBOUND);
+
+	if (ut_ld32(hdr + UT_META_VERSION) < 2 ||
+	    b < ut_ld64(hdr + UT_META_CKPT_LSN) ||
+	    b < ut_ld64(hdr + UT_META_MAXLSN) || b < ut_page_lsn(hdr))
+		return UT_BOUND_UNKNOWN;
+	return b;
 }
 
 void pager_bound_open(ut_pager *p, const uint8_t *hdr)
@@ -45,9 +61,10 @@ void pager_bound_open(ut_pager *p, const uint8_t *hdr)
 	/* A clean close left no page newer than its checkpoint; after a
 	 * crash recovery supplies the evidence (ut_pager_bound_evidence). */
 	if (ut_ld32(hdr + UT_META_CLEAN) || p->created) {
-		p->bound_known = p->bound_disk != UT_BOUND_UNKNOWN;
-		hi_raise(p, p->bound_known ? p->bound_disk
-				 : ut_ld64(hdr + UT_META_MAXLSN));
+		int known = p->bound_disk != UT_BOUND_UNKNOWN;
+
+		hi_raise(p, known ? p->bound_disk : ut_ld64(hdr + UT_META_MAXLSN));
+		set_known(p, known);
 	}
 }
 
@@ -56,14 +73,15 @@ uint64_t ut_pager_page_bound(ut_pager *p) { return p->bound_open; }
 void ut_pager_bound_evidence(ut_pager *p, uint64_t lsn)
 {
 	hi_raise(p, lsn);
-	p->bound_known = 1;
+	set_known(p, 1);
 }
 
 int pager_bound_check_read(ut_pager *p, const uint8_t *page, uint32_t pgno)
 {
 	uint64_t hi = hi_now(p);
 
-	if (!p->bound_known || ut_page_lsn(page) <= hi)
+	if (!__atomic_load_n(&p->bound_known, __ATOMIC_ACQUIRE) ||
+	    ut_page_lsn(page) <= hi)
 		return UT_OK;
 	ut_set_errdetail("%s: page %u carries LSN %llu, above the page-write "
 			 "bound %llu the database header vouches for: the "
@@ -145,5 +163,5 @@ void pager_bound_header_written(ut_pager *p, const uint8_t *hdr)
 		memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
 	p->bound_disk = hdr_bound(hdr);
 	if (p->bound_disk != UT_BOUND_UNKNOWN)
-		p->bound_known = 1;
+		set_known(p, 1);
 }

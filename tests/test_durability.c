@@ -1938,6 +1938,48 @@ static void test_bound_log_cut(void **s)
 	ut_simdisk_free(d);
 }
 
+/* A header lying about the bound (checksum resealed) beside a log cut
+ * below the newest page: a bound below the header's own checkpoint is not
+ * trusted (the full read finds the page, refused); a plausible one is
+ * caught by the pages read, at open or by a check, never wrong data. */
+static void test_bound_lie(void **s)
+{
+	(void)s;
+	for (int plausible = 0; plausible < 2; plausible++) {
+		ut_options o;
+		ut_simdisk *d = dmg_build(1, &o, dmg_m);
+		uint64_t len, newest = bound_holds_on_disk(d), start;
+		uint8_t *w = dmg_slurp(d, DB "-wal", &len), h[UT_PAGE_SIZE];
+		int cur = ut_ld64(w + 4096 + 16) > ut_ld64(w + 16);
+		ut_check_result cr;
+		ut_db *db;
+		int rc;
+
+		start = ut_ld64(w + cur * 4096 + 32);
+		dmg_rewrite(d, DB "-wal", w, UT_WAL_DATA_OFF + (newest - start) - 8);
+		free(w);
+		assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
+		ut_st64(h + UT_META_PAGEBOUND,
+			plausible ? ut_ld64(h + UT_META_CKPT_LSN) : 1);
+		ut_page_seal(h);
+		assert_int_equal(ut_simdisk_poke(d, DB, 0, h, sizeof(h)), UT_OK);
+		rc = ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db);
+		print_message("bound %s: %s: %s\n", plausible ? "= checkpoint" : "= 1",
+			      ut_strerror(rc), ut_errdetail());
+		if (!plausible) {
+			assert_int_equal(rc, UT_ECORRUPT);
+			assert_non_null(strstr(ut_errdetail(), "are missing"));
+			assert_null(strstr(ut_errdetail(), "page-write bound"));
+		} else if (rc == UT_OK) {
+			assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+			(void)ut_close(db);
+		} else {
+			assert_int_equal(rc, UT_ECORRUPT);
+		}
+		ut_simdisk_free(d);
+	}
+}
+
 /* A format-1 file (no bound) after a crash: the full read, every commit,
  * and the header is format 2 with a bound from then on. */
 static void test_bound_format1_upgrade(void **s)
@@ -2029,6 +2071,7 @@ int main(void)
 		cmocka_unit_test(test_damage_header_zeroed),
 		cmocka_unit_test(test_bound_fast_path),
 		cmocka_unit_test(test_bound_log_cut),
+		cmocka_unit_test(test_bound_lie),
 		cmocka_unit_test(test_bound_format1_upgrade),
 		cmocka_unit_test(test_bound_lazy_unknown),
 	};
