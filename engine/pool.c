@@ -8,7 +8,9 @@
  * when nothing is evictable), marks it loading and reads the page without
  * the mutex.  The writer gets the frame itself; a reader gets the version
  * its snapshot sees (version.c).  Frames a reader pins (through a version)
- * or the writer pins or has in its transaction are never evicted.
+ * or the writer pins or has in its transaction are never evicted.  A page
+ * read from the file must pass its checksum and be no newer than the
+ * page-write bound's evidence (bound.c).
  */
 #include <assert.h>
 #include <pthread.h>

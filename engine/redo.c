@@ -1,11 +1,13 @@
 /*
  * engine/redo.c - recovery's side of the pager: the highest page LSN in
- * the files (evidence that the log reached that far) and redo of
- * committed deltas.
+ * the files (the full read, where the page-write bound is unknown:
+ * bound.c), redo of committed deltas, and their pages read ahead.
  *
  * Contract (pager.h, "Redo"): redo runs at open, on one thread, before the
  * handle exists for any other; deltas change the pages' frames in place
- * and are stamped with their LSN when their transaction ends.
+ * and are stamped with their LSN when their transaction ends.  A page redo
+ * reads is checked against recovery's evidence (bound.c) as well as its
+ * checksum.
  */
 #include <pthread.h>
 #include <stdio.h>
