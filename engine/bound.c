@@ -102,7 +102,10 @@ static int write_bound(ut_pager *p, uint64_t b)
 	ut_st32(p->bound_buf + UT_META_VERSION, UT_FORMAT_VERSION);
 	ut_st64(p->bound_buf + UT_META_PAGEBOUND, b);
 	ut_page_seal(p->bound_buf);
-	rc = p->fl->ops->write_pages(p->fl, p->wfile, &hp, 1, UT_FLUSH_DURABLE);
+	/* OWN: unsafe need not write back the pages it defers (the
+	 * data-file sync did: -13..-27% commits/s in bench_durable) */
+	rc = p->fl->ops->write_pages(p->fl, p->wfile, &hp, 1,
+				     UT_FLUSH_DURABLE | UT_FLUSH_OWN);
 	if (rc == UT_OK) {
 		pager_bound_header_written(p, p->bound_buf);
 		p->ctr.bound_writes++;

@@ -71,6 +71,12 @@ typedef struct ut_flush_page {
 			     * pages (sync=0 promises nothing then: untorn.h).
 			     * The atomic strategy still writes atomically. */
 
+#define UT_FLUSH_OWN 4u     /* with DURABLE: these pages must be durable on
+			     * return, earlier deferred writes need not be.
+			     * unsafe writes each with UT_WRITE_DSYNC, so
+			     * the pages it defers to a checkpoint are not
+			     * written back; the others do a DURABLE call. */
+
 /* Double-write hands its in-place pages to the device this many at a time
  * (256 KiB), each group on the device before the next.  They are buffered,
  * so a batch otherwise reached the device in one burst at the data sync,

@@ -61,6 +61,11 @@
 			       * No effect on a direct handle, whose writes are
 			       * on the device when they return. */
 
+#define UT_WRITE_DSYNC 4u     /* ut_file_write only, alone: durable when it
+			       * returns (RWF_DSYNC), as if sync() followed,
+			       * but only this range is written back, not
+			       * the file's other unsynced writes (the
+			       * simulated disk makes them durable too) */
 /* What statx(STATX_WRITE_ATOMIC) reported for a file. */
 typedef struct ut_atomic_info {
 	int supported;           /* STATX_ATTR_WRITE_ATOMIC was set */
