@@ -6,7 +6,8 @@
  * its page count in the version it sees; they are written in page order to
  * a new file, page 0 with its checkpoint fields rewritten so that the copy
  * is a cleanly closed database that needs no log (redo start and max LSN =
- * the snapshot's LSN, clean), each page sealed, then the file and its
+ * the snapshot's LSN, clean; page-write bound = that LSN too, format
+ * UT_FORMAT_VERSION), each page sealed, then the file and its
  * directory entry made durable.  Nothing is written where a file exists:
  * DEST, DEST "-wal" and DEST "-dw" must all be absent (a stale log beside
  * the copy would be replayed into it).  On failure the partial copy is
@@ -49,6 +50,9 @@ static void seal_header(uint8_t *m, uint64_t lsn, int mode)
 	ut_st64(m + UT_META_MAXLSN, lsn);
 	ut_st32(m + UT_META_MODE, (uint32_t)mode);
 	ut_st32(m + UT_META_CLEAN, 1);
+	/* no page of the snapshot is newer than it */
+	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st64(m + UT_META_PAGEBOUND, lsn);
 }
 
 static int copy_pages(ut_pager *p, ut_snap *s, ut_file *out, uint8_t *buf)

@@ -8,7 +8,7 @@
  * one), then made durable, then the log up to the redo point, then the
  * header on its own, then the log may reclaim space.  The header's
  * checkpoint fields live in the pager (hdr_ckpt), not in any version of
- * page 0.
+ * page 0; the header it writes carries the page-write bound (bound.c).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +36,7 @@ static void ckpt_request(ut_pager *p)
 	memcpy(h, p->meta->cur->pg.data, UT_PAGE_SIZE);
 	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
+			    ut_ld32(p->hdr_disk + UT_META_VERSION) != UT_FORMAT_VERSION ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
 			    ut_ld32(h + UT_META_CLEAN) != clean;
@@ -43,6 +44,8 @@ static void ckpt_request(ut_pager *p)
 	ut_st64(h + UT_META_MAXLSN, redo);
 	ut_st32(h + UT_META_MODE, mode);
 	ut_st32(h + UT_META_CLEAN, clean);
+	/* a format-1 header becomes format 2 (the bound is set at the end) */
+	ut_st32(h + UT_META_VERSION, UT_FORMAT_VERSION);
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
 	p->ckpt_pending = 1;
@@ -74,9 +77,22 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock)
 	rc = p->fl->ops->write_pages(p->fl, p->wfile, NULL, 0, UT_FLUSH_DURABLE);
 	if (rc == UT_OK)
 		rc = pager_wal_rule(p, redo, 0);
+	if (rc == UT_OK) {
+		/* Every page written so far is durable and so is the log up
+		 * to redo: the bound is known again (lazy writes made it
+		 * unknown), and taken now, not at the request, so that it
+		 * covers the batches written since. */
+		uint64_t b = pager_bound_for_checkpoint(p, redo);
+
+		ut_st64(p->ckpt_hdr + UT_META_PAGEBOUND, b);
+		if (b != p->bound_disk)
+			p->ckpt_write_hdr = 1;
+	}
 	if (rc == UT_OK && p->ckpt_write_hdr) {
 		ut_page_seal(p->ckpt_hdr);
 		rc = p->fl->ops->write_pages(p->fl, p->wfile, &hp, 1, UT_FLUSH_DURABLE);
+		if (rc == UT_OK)
+			pager_bound_header_written(p, p->ckpt_hdr);
 	}
 	if (drop_lock)
 		pthread_mutex_lock(&p->mu);

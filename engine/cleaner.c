@@ -5,8 +5,9 @@
  * Contract (pager.h, "Page cleaner" and "WAL rule"): a batch copies up to
  * CLEAN_BATCH committed versions under p->mu, then (the thread) writes
  * them through the flush strategy without it, after the log is durable
- * (or, lazily, written) up to their LSNs; a frame becomes clean only if no
- * commit replaced its version meanwhile.  A failed write makes the handle
+ * (or, lazily, written) up to their LSNs and the page-write bound covers
+ * them (bound.c); a frame becomes clean only if no commit replaced its
+ * version meanwhile.  A failed write makes the handle
  * fatal, its error returned once.  flush_mu serializes strategy calls and
  * is always taken before p->mu.
  */
@@ -100,7 +101,7 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 		if (l > maxlsn)
 			maxlsn = l;
 	}
-	if ((rc = pager_wal_rule(p, maxlsn, flags)))
+	if ((rc = pager_bound_before_write(p, maxlsn, maxlsn, flags)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		ut_page_seal(fs[i]->pg.data);
@@ -142,19 +143,47 @@ static int ckpt_flushable(const ut_pager *p, const struct frame *f)
 }
 
 /* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
- * needs, with ckpt_only), in clock order from the eviction hand: the
- * frames eviction reaches next are cleaned first. */
-static size_t pick_batch(ut_pager *p, int ckpt_only)
+ * needs, with ckpt_only) whose committed version's LSN is at most limit,
+ * in clock order from the eviction hand: the frames eviction reaches next
+ * are cleaned first.  *newer: flushable frames passed over for limit. */
+static size_t pick_some(ut_pager *p, int ckpt_only, uint64_t limit,
+			size_t *newer)
 {
 	size_t n = 0, at = p->hand < p->nframes ? p->hand : 0;
 
+	*newer = 0;
 	for (size_t i = 0; i < p->nframes && n < CLEAN_BATCH;
 	     i++, at = (at + 1) % p->nframes) {
 		struct frame *f = p->frames[at];
 
-		if (ckpt_only ? ckpt_flushable(p, f) : flushable(p, f))
+		if (!(ckpt_only ? ckpt_flushable(p, f) : flushable(p, f)))
+			continue;
+		if (ut_page_lsn(f->cur->pg.data) > limit)
+			(*newer)++;
+		else
 			p->snapf[n++] = f;
 	}
+	return n;
+}
+
+/* Pages newer than the page-write bound wait while at least this many
+ * older ones make a batch: then raising the bound (a header write and a
+ * sync, bound.c) comes once per several batches, not before each. */
+#define BOUND_MIN_BATCH (CLEAN_BATCH / 4)
+
+/* The batch to write: pages the bound on disk covers, or, when they are
+ * too few, any (and the bound is raised before they are written).  Lazy
+ * batches make the bound unknown once, whatever their pages. */
+static size_t pick_batch(ut_pager *p, int ckpt_only, unsigned flags)
+{
+	uint64_t limit = p->bound_disk;
+	size_t newer, n;
+
+	if (flags & UT_FLUSH_LAZY)
+		limit = UT_BOUND_UNKNOWN;
+	n = pick_some(p, ckpt_only, limit, &newer);
+	if (newer && n < BOUND_MIN_BATCH)
+		n = pick_some(p, ckpt_only, UT_BOUND_UNKNOWN, &newer);
 	return n;
 }
 
@@ -185,7 +214,7 @@ static int snap_alloc(ut_pager *p)
 int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 {
 	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
-	uint64_t maxlsn = 0, req = p->ckpt_req;
+	uint64_t maxlsn = 0, last, req = p->ckpt_req;
 	size_t n;
 	int rc;
 
@@ -194,9 +223,10 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		return pager_fatal_rc(p);
 	if ((rc = snap_alloc(p)))
 		return rc;
-	n = pick_batch(p, ckpt_only);
+	n = pick_batch(p, ckpt_only, flags);
 	if (!n)
 		return UT_OK;
+	last = p->lsn;
 	for (size_t i = 0; i < n; i++) {
 		struct frame *f = p->snapf[i];
 		uint8_t *copy = p->snap + i * (size_t)UT_PAGE_SIZE;
@@ -214,7 +244,7 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		if (p->batch_hook)
 			p->batch_hook(p->batch_hook_ctx);
 	}
-	rc = pager_wal_rule(p, maxlsn, flags);
+	rc = pager_bound_before_write(p, maxlsn, last, flags);
 	if (rc == UT_OK) {
 		for (size_t i = 0; i < n; i++)
 			ut_page_seal((uint8_t *)p->fpages[i].buf);

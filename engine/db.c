@@ -137,9 +137,33 @@ static int refuse_missing_log(ut_pager *p, const char *path, const char *wpath)
 	return UT_ECORRUPT;
 }
 
+/* The evidence of how far the log was durable, after a crash (or to
+ * recreate a lost log above every LSN in use): the header's page-write
+ * bound, or, when it is unknown (format 1, lazy writes) or
+ * UT_RECOVERY_FULL_SCAN=1 asks for it, the highest LSN of any page in the
+ * data file and the -dw copies, read whole. */
+static int page_evidence(ut_pager *p, uint64_t *max, char *what, size_t wn)
+{
+	const char *env = getenv("UT_RECOVERY_FULL_SCAN");
+	uint64_t b = ut_pager_page_bound(p);
+	int rc;
+
+	if (b == UT_BOUND_UNKNOWN || (env && strcmp(env, "1") == 0)) {
+		if ((rc = ut_pager_max_page_lsn(p, max, what, wn)))
+			return rc;
+		b = *max;
+	} else {
+		*max = b;
+		snprintf(what, wn, "the page-write bound in the header of %s "
+			 "(pages as new were written)", ut_pager_path(p));
+	}
+	ut_pager_bound_evidence(p, b);
+	return UT_OK;
+}
+
 /* Recovery at open: (a) the flusher's recover ran inside ut_pager_open
  * (double-write restore), and the header was checked there; (b) after a
- * crash, the highest page LSN in the data file and the -dw copies is
+ * crash, the page-write bound (or the highest page LSN, page_evidence) is
  * evidence of how far the log was durable, so the log may not end below
  * it; (c) redo_lsn from the header; (d) the log replayed from it into the
  * pager; then a checkpoint makes the result durable and lets the log
@@ -165,7 +189,7 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 		return rc;
 	/* After a crash, or to recreate a lost log above every LSN in use. */
 	if ((!clean || rc == 0) &&
-	    (rc = ut_pager_max_page_lsn(p, &page_max, what, sizeof(what))))
+	    (rc = page_evidence(p, &page_max, what, sizeof(what))))
 		return rc;
 	if (page_max > initial)
 		initial = page_max;

@@ -44,6 +44,12 @@ typedef struct ut_io_counters {
 	uint64_t torn_repaired;  /* pages restored from the double-write file */
 	uint64_t corrupt_pages;  /* pages failing their checksum, not repaired */
 	uint64_t page_reads;     /* data page reads (not in ut_stats) */
+	uint64_t scan_reads;     /* pages read by recovery's full LSN scan
+				  * (not in ut_stats) */
+	uint64_t bound_writes;   /* header writes raising the page-write
+				  * bound (not in ut_stats) */
+	uint64_t prefetches;     /* pages redo asked the OS to read ahead
+				  * (not in ut_stats) */
 } ut_io_counters;
 
 typedef struct ut_flush_page {
@@ -64,6 +70,12 @@ typedef struct ut_flush_page {
 			     * before the next DURABLE call may tear these
 			     * pages (sync=0 promises nothing then: untorn.h).
 			     * The atomic strategy still writes atomically. */
+
+#define UT_FLUSH_OWN 4u     /* with DURABLE: these pages must be durable on
+			     * return, earlier deferred writes need not be.
+			     * unsafe writes each with UT_WRITE_DSYNC, so
+			     * the pages it defers to a checkpoint are not
+			     * written back; the others do a DURABLE call. */
 
 /* Double-write hands its in-place pages to the device this many at a time
  * (256 KiB), each group on the device before the next.  They are buffered,

@@ -247,7 +247,9 @@ int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
 
 	if (rc)
 		return rc;
+	ut_wal_set_prefetch(lg->wal, ut_pager_redo_hint, p);
 	rc = ut_wal_recover(lg->wal, redo_lsn, apply, p, info);
+	ut_wal_set_prefetch(lg->wal, NULL, NULL);
 	end = ut_pager_redo_end(p); /* checks the last transaction's pages */
 	if (rc || (rc = end))
 		return rc;

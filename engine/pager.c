@@ -71,6 +71,9 @@ static void pager_free_all(ut_pager *p)
 	pager_stop_cleaner(p);
 	free(p->snap);
 	free(p->ckpt_hdr);
+	free(p->hdr_disk);
+	free(p->bound_buf);
+	free(p->hinted);
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
@@ -150,6 +153,7 @@ static void init_meta(uint8_t *m, int mode)
 	ut_st64(m + UT_META_MAXLSN, 0);
 	ut_st32(m + UT_META_MODE, (uint32_t)mode);
 	ut_st32(m + UT_META_CLEAN, 0);
+	ut_st64(m + UT_META_PAGEBOUND, 0); /* the root and header: LSN 0 */
 }
 
 /* Creation writes the root (page 1, an empty leaf, LSN 0) and then the
@@ -256,10 +260,12 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 				 p->path, v, ps);
 		return UT_ECORRUPT;
 	}
-	if (v != UT_FORMAT_VERSION || ps != UT_PAGE_SIZE) {
+	if (v < UT_FORMAT_VERSION_MIN || v > UT_FORMAT_VERSION ||
+	    ps != UT_PAGE_SIZE) {
 		ut_set_errdetail("%s: format version %u, page size %u; this build "
-				 "reads version %u with %u-byte pages",
-				 p->path, v, ps, UT_FORMAT_VERSION, UT_PAGE_SIZE);
+				 "reads versions %u..%u with %u-byte pages",
+				 p->path, v, ps, UT_FORMAT_VERSION_MIN,
+				 UT_FORMAT_VERSION, UT_PAGE_SIZE);
 		return UT_EVERSION;
 	}
 	if (size < UT_PAGE_SIZE) {
@@ -321,6 +327,7 @@ static int adopt_meta(ut_pager *p, struct frame *mf)
 	memcpy(p->hdr_ckpt, mf->pg.data + UT_META_CKPT_LSN, sizeof(p->hdr_ckpt));
 	p->lsn = ut_ld64(mf->pg.data + UT_META_CKPT_LSN);
 	p->durable_lsn = p->lsn;
+	pager_bound_open(p, mf->pg.data);
 	return UT_OK;
 }
 
@@ -422,7 +429,9 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			  : cfg->cache_bytes > UT_SNAPSHOT_BYTES_MIN ? cfg->cache_bytes
 			  : UT_SNAPSHOT_BYTES_MIN) / UT_PAGE_SIZE;
 	p->ckpt_hdr = ut_io_alloc(UT_PAGE_SIZE);
-	if (!p->ckpt_hdr) {
+	p->hdr_disk = ut_io_alloc(UT_PAGE_SIZE);
+	p->bound_buf = ut_io_alloc(UT_PAGE_SIZE);
+	if (!p->ckpt_hdr || !p->hdr_disk || !p->bound_buf) {
 		pager_free_all(p);
 		return UT_ENOMEM;
 	}

@@ -98,8 +98,21 @@
  *   72 u64 max LSN at the last checkpoint (a recreated log starts above it)
  *   80 u32 protection mode the database last ran in (0: unknown)
  *   84 u32 clean: 1 when the last close checkpointed (no recovery needed)
- * The fields from 64 on are written only by checkpoints, outside
- * transactions, so they never appear in the log.
+ *   88 u64 page-write bound B (format 2): no page in the data file or
+ *          the -dw file carries a larger LSN; UT_BOUND_UNKNOWN after
+ *          lazy (sync=0) writes, whose LSNs the log may not hold.
+ * The fields from 64 on are written only by checkpoints and bound raises,
+ * outside transactions, so they never appear in the log.
+ *
+ * Page-write bound (bound.c): B is made durable before any page write it
+ * must cover is issued, and B is a commit LSN the log was durable to when
+ * B was written.  So after a crash an intact log ends at or past B:
+ * recovery compares that one number with the log's end (a log ending
+ * below B lost durable records: refused) instead of reading every page
+ * for the highest LSN.  B unknown, a format-1 file, or
+ * UT_RECOVERY_FULL_SCAN=1 in the environment: the full read as before.
+ * Format-1 files open (the full read once) and are rewritten as format 2
+ * by open's checkpoint; older builds refuse format 2 (UT_EVERSION).
  * Free pages are UT_PT_FREE pages chained through the header's "right".
  */
 #ifndef UT_PAGER_H
@@ -112,7 +125,9 @@
 #include "page.h"
 #include "ut_io.h"
 
-#define UT_FORMAT_VERSION 1u
+#define UT_FORMAT_VERSION 2u
+#define UT_FORMAT_VERSION_MIN 1u /* format 1: no page-write bound */
+#define UT_BOUND_UNKNOWN UINT64_MAX
 #define UT_MAGIC "untornDB"
 #define UT_PAGER_MIN_FRAMES 8u
 #define UT_SNAPSHOT_BYTES_MIN (64u << 20)
@@ -134,6 +149,7 @@
 #define UT_META_MAXLSN 72
 #define UT_META_MODE 80
 #define UT_META_CLEAN 84
+#define UT_META_PAGEBOUND 88
 
 /* ---- log hooks: where the write-ahead log plugs in ------------------- */
 
@@ -320,6 +336,14 @@ int ut_pager_was_clean(ut_pager *p);
  * after a crash, where such a page proves the log was durable that far),
  * and in what (wn bytes) which page or copy carries it. */
 int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn);
+/* The page-write bound the header had at open (UT_BOUND_UNKNOWN: none,
+ * or lazy writes since; format 1 has none). */
+uint64_t ut_pager_page_bound(ut_pager *p);
+/* Recovery's evidence (the bound, or the full read's highest LSN) of how
+ * new the pages on disk are: from now on a page read from the file with a
+ * larger LSN is UT_ECORRUPT (a header lying about B is caught where it
+ * matters), and the next bound written is at least lsn. */
+void ut_pager_bound_evidence(ut_pager *p, uint64_t lsn);
 /* Frames holding dirty pages. */
 size_t ut_pager_dirty_frames(ut_pager *p);
 /* LSN of the last commit (or of the checkpoint at open). */
@@ -348,5 +372,8 @@ int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
 int ut_pager_redo_end(ut_pager *p);
+/* During redo: the log will change page pgno (ctx: the pager), so the
+ * page may be read ahead (ut_wal_set_prefetch's hint). */
+void ut_pager_redo_hint(void *ctx, uint32_t pgno);
 
 #endif /* UT_PAGER_H */

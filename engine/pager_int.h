@@ -174,6 +174,21 @@ struct ut_pager {
 	 * published. */
 	uint8_t hdr_ckpt[UT_META_CLEAN + 4 - UT_META_CKPT_LSN];
 
+	/* Page-write bound (bound.c), changed only by whoever may write
+	 * pages (flush_mu once the cleaner runs, else p->mu). */
+	uint8_t *hdr_disk;    /* page 0 as the data file has it */
+	uint8_t *bound_buf;   /* the image a bound raise writes */
+	uint64_t bound_disk;  /* B durable in the header (or UNKNOWN) */
+	uint64_t bound_open;  /* B as found at open */
+	/* The highest LSN any page on disk may carry: recovery's evidence,
+	 * then every page handed to the strategy.  Atomic: page reads check
+	 * against it without a lock.  Meaningful once bound_known. */
+	uint64_t bound_hi;
+	int bound_known;
+	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
+	uint8_t *hinted;
+	uint64_t nhinted;
+
 	/* Snapshots (see pager.h): live readers oldest first, and the
 	 * versions kept for them, by page (vbuckets) and in the order they
 	 * were replaced (vhead..vtail). */
@@ -238,6 +253,14 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);
 int pager_cleaner_usable(ut_pager *p);
 void pager_stop_cleaner(ut_pager *p);
 int pager_make_clean(ut_pager *p);
+
+/* bound.c */
+int pager_bound_before_write(ut_pager *p, uint64_t maxlsn, uint64_t last,
+			     unsigned flags);
+uint64_t pager_bound_for_checkpoint(ut_pager *p, uint64_t redo);
+void pager_bound_header_written(ut_pager *p, const uint8_t *hdr);
+int pager_bound_check_read(ut_pager *p, const uint8_t *page, uint32_t pgno);
+void pager_bound_open(ut_pager *p, const uint8_t *hdr);
 
 /* checkpoint.c */
 int pager_finish_checkpoint(ut_pager *p, int drop_lock);

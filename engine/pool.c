@@ -14,6 +14,8 @@
  * without the mutex.  The writer gets the frame itself; a reader gets the
  * version its snapshot sees (version.c).  Frames a reader pins (through a
  * version) or the writer pins or has in its transaction are never evicted.
+ * A page read from the file must pass its checksum and be no newer than
+ * the page-write bound's evidence (bound.c).
  */
 #include <assert.h>
 #include <pthread.h>
@@ -337,6 +339,7 @@ void pager_drop_one(ut_pager *p)
 /* Called without the pool mutex (the caller counts the read). */
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
+	int rc;
 	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
 				 (uint64_t)pgno * UT_PAGE_SIZE);
 
@@ -347,7 +350,9 @@ static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 				 p->path, pgno, (long long)n);
 		return UT_ECORRUPT;
 	}
-	return ut_page_verify(buf, pgno, p->path);
+	if ((rc = ut_page_verify(buf, pgno, p->path)))
+		return rc;
+	return pager_bound_check_read(p, buf, pgno);
 }
 
 #define LOAD_RACED 1 /* another thread loaded the page meanwhile: look again */

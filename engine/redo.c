@@ -1,11 +1,13 @@
 /*
  * engine/redo.c - recovery's side of the pager: the highest page LSN in
- * the files (evidence that the log reached that far) and redo of
- * committed deltas.
+ * the files (the full read, where the page-write bound is unknown:
+ * bound.c), redo of committed deltas, and their pages read ahead.
  *
  * Contract (pager.h, "Redo"): redo runs at open, on one thread, before the
  * handle exists for any other; deltas change the pages' frames in place
- * and are stamped with their LSN when their transaction ends.
+ * and are stamped with their LSN when their transaction ends.  A page redo
+ * reads is checked against recovery's evidence (bound.c) as well as its
+ * checksum.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,7 +19,7 @@
 
 /* Raise *max to the LSN of every page of f that passes its checksum: pages
  * in place (off 0, stride one page) or double-write copies. */
-static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
+static int max_lsn_in(ut_pager *p, ut_file *f, uint64_t first, uint64_t stride,
 		      uint64_t count, uint8_t *buf, uint64_t *max, uint64_t *where)
 {
 	for (uint64_t i = 0; i < count; i++) {
@@ -25,6 +27,7 @@ static int max_lsn_in(ut_file *f, uint64_t first, uint64_t stride,
 
 		if (n < 0)
 			return (int)n;
+		p->ctr.scan_reads++;
 		if (n == UT_PAGE_SIZE && ut_page_checksum_ok(buf) &&
 		    ut_page_lsn(buf) > *max) {
 			*max = ut_page_lsn(buf);
@@ -47,7 +50,7 @@ int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
 		return UT_ENOMEM;
 	rc = ut_file_size(p->rfile, &size);
 	if (rc == UT_OK)
-		rc = max_lsn_in(p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
+		rc = max_lsn_in(p, p->rfile, 0, UT_PAGE_SIZE, size / UT_PAGE_SIZE, buf,
 				&dmax, &dpg);
 	if (rc == UT_OK)
 		rc = pager_dw_name(p->path, &dwpath);
@@ -56,7 +59,7 @@ int ut_pager_max_page_lsn(ut_pager *p, uint64_t *max, char *what, size_t wn)
 		if ((rc = ut_file_size(dw, &size)) == UT_OK && size > UT_DW_HDR) {
 			uint64_t slots = (size - UT_DW_HDR) / UT_DW_SLOT_BYTES;
 
-			rc = max_lsn_in(dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
+			rc = max_lsn_in(p, dw, UT_DW_SLOT_OFF(0) + UT_DW_HDR,
 					UT_DW_SLOT_BYTES,
 					slots > UT_DW_SLOTS ? UT_DW_SLOTS : slots, buf,
 					&cmax, &cslot);
@@ -94,11 +97,37 @@ int ut_pager_readonly(ut_pager *p) { return p->readonly; }
 
 int ut_pager_redo_begin(ut_pager *p)
 {
+	uint64_t size;
+
 	if (p->in_txn)
 		return UT_EBUSY;
 	p->recovering = 1;
 	p->ntx = 0;
+	/* one bit per page in the file: each is hinted once */
+	free(p->hinted);
+	p->hinted = NULL;
+	p->nhinted = 0;
+	if (ut_file_size(p->rfile, &size) == UT_OK && size >= UT_PAGE_SIZE &&
+	    (p->hinted = calloc(size / UT_PAGE_SIZE / 8 + 1, 1)))
+		p->nhinted = size / UT_PAGE_SIZE;
 	return UT_OK;
+}
+
+/* Redo reads its pages one at a time, each a random read of a cold file:
+ * the log names them ahead (ut_wal_set_prefetch), so many are read at
+ * once.  Pages past the file's end are new (zero), not read. */
+void ut_pager_redo_hint(void *ctx, uint32_t pgno)
+{
+	ut_pager *p = ctx;
+
+	if (pgno >= p->nhinted || (p->hinted[pgno / 8] & (1u << (pgno % 8))))
+		return;
+	p->hinted[pgno / 8] |= (uint8_t)(1u << (pgno % 8));
+	if (!pager_hfind(p, pgno)) {
+		ut_file_prefetch(p->rfile, (uint64_t)pgno * UT_PAGE_SIZE,
+				 UT_PAGE_SIZE);
+		p->ctr.prefetches++;
+	}
 }
 
 /* The transaction being replayed is complete: stamp its LSN on the pages it
@@ -154,7 +183,8 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
 	if (!ut_page_is_zero(f->pg.data) &&
-	    (rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK) {
+	    ((rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK ||
+	     (rc = pager_bound_check_read(p, f->pg.data, pgno)) != UT_OK)) {
 		p->ctr.corrupt_pages++;
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
@@ -213,6 +243,9 @@ int ut_pager_redo_end(ut_pager *p)
 	pthread_mutex_lock(&p->mu);
 	rc = redo_finish_txn(p);
 	p->recovering = 0;
+	free(p->hinted);
+	p->hinted = NULL;
+	p->nhinted = 0;
 	pthread_mutex_unlock(&p->mu);
 	return rc;
 }

@@ -72,7 +72,9 @@
  * with acknowledged commits silently gone when the files hold evidence of
  * them.  Evidence is: valid log records past a damaged one (at any offset:
  * bytes inserted into or removed from the log shift them), a page in the
- * data file or a "-dw" copy whose LSN lies beyond the end of the log, a
+ * data file or a "-dw" copy whose LSN lies beyond the end of the log (read
+ * as one number: the header's page-write bound, which no page on disk
+ * exceeds and which the log had durably reached when it was written), a
  * header that was not closed cleanly without its log, a zeroed or damaged
  * database header (page 0) beside pages or a log (only a file that never
  * held data -- at most two pages, no keys, no log -- is initialised again).
@@ -81,8 +83,8 @@
  * after recovery decided the log ends there.
  *
  * The one undetectable case: a log cut short (truncated, at a record
- * boundary or inside the last records) with no page in the data file or
- * "-dw" newer than the cut looks exactly like a log whose last writes a
+ * boundary or inside the last records) past the page-write bound, with no
+ * page in the data file or "-dw" newer than the cut, looks exactly like a log whose last writes a
  * power cut prevented; the commits after the cut are lost.  As in SQLite,
  * keep the log with its database (copy, back up and move them together).
  *

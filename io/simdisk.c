@@ -362,19 +362,39 @@ static int do_write(struct sim_handle *h, const void *buf, size_t len,
 		      len);
 }
 
+/* The sync itself (d->mu held): a crash point, then the file is durable. */
+static int sync_locked(ut_file *f)
+{
+	struct sim_handle *h = h_of(f);
+	int rc = event(h->d, f, f->path);
+
+	if (rc == UT_OK) {
+		rc = img_copy(&h->node->dur, &h->node->cur);
+		if (rc == UT_OK)
+			ops_clear(h->node);
+	}
+	return rc;
+}
+
+/* UT_WRITE_DSYNC: the write, then a sync of the whole file (stronger than
+ * RWF_DSYNC, which makes only the range durable: nothing may rely on it). */
 static int sim_write(ut_file *f, const void *buf, size_t len, uint64_t off,
 		     unsigned wflags)
 {
 	struct sim_handle *h = h_of(f);
 	ut_simdisk *d = h->d;
-	int rc;
+	int dsync = wflags == UT_WRITE_DSYNC, rc;
 
+	if (dsync)
+		wflags = 0;
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	if (rc == UT_OK)
 		rc = check_write(h, buf, len, off, wflags);
 	if (rc == UT_OK)
 		rc = do_write(h, buf, len, off, wflags);
+	if (rc == UT_OK && dsync)
+		rc = sync_locked(f);
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -405,12 +425,7 @@ static int sim_sync(ut_file *f)
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	if (rc == UT_OK)
-		rc = event(d, f, f->path);
-	if (rc == UT_OK) {
-		rc = img_copy(&h->node->dur, &h->node->cur);
-		if (rc == UT_OK)
-			ops_clear(h->node);
-	}
+		rc = sync_locked(f);
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }

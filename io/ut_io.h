@@ -61,6 +61,11 @@
 			       * No effect on a direct handle, whose writes are
 			       * on the device when they return. */
 
+#define UT_WRITE_DSYNC 4u     /* ut_file_write only, alone: durable when it
+			       * returns (RWF_DSYNC), as if sync() followed,
+			       * but only this range is written back, not
+			       * the file's other unsynced writes (the
+			       * simulated disk makes them durable too) */
 /* What statx(STATX_WRITE_ATOMIC) reported for a file. */
 typedef struct ut_atomic_info {
 	int supported;           /* STATX_ATTR_WRITE_ATOMIC was set */
@@ -98,6 +103,10 @@ struct ut_file_ops {
 	int (*truncate)(ut_file *f, uint64_t bytes);
 	int (*atomic_info)(ut_file *f, ut_atomic_info *out);
 	void (*close)(ut_file *f);
+	/* Start reading [off, off+len) into the OS page cache without waiting
+	 * (posix_fadvise WILLNEED): a hint, which may do nothing.  NULL:
+	 * nothing to do (the simulated disk). */
+	void (*prefetch)(ut_file *f, uint64_t off, size_t len);
 };
 
 struct ut_file {
@@ -197,5 +206,10 @@ static inline int ut_file_atomic_info(ut_file *f, ut_atomic_info *ai)
 	return f->ops->atomic_info(f, ai);
 }
 static inline void ut_file_close(ut_file *f) { if (f) f->ops->close(f); }
+static inline void ut_file_prefetch(ut_file *f, uint64_t off, size_t len)
+{
+	if (f->ops->prefetch)
+		f->ops->prefetch(f, off, len);
+}
 
 #endif /* UT_IO_H */

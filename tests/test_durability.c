@@ -305,6 +305,41 @@ static void test_redo_restores_every_change(void **s)
 
 /* ---- power cut at every k-th I/O event, random tears ------------------- */
 
+/* The page-write bound's invariant on disk: no page of the data file and
+ * no copy in -dw that passes its checksum carries an LSN above the bound
+ * in the header (when the header passes its own and has one: a torn
+ * header is double-write's to repair).  Returns the newest such LSN. */
+static uint64_t bound_holds_on_disk(ut_simdisk *d)
+{
+	uint8_t *pg = malloc(UT_PAGE_SIZE);
+	uint64_t len, b = UT_BOUND_UNKNOWN, newest = 0;
+
+	assert_int_equal(ut_simdisk_file_size(d, DB, &len), UT_OK);
+	for (uint64_t off = 0; off + UT_PAGE_SIZE <= len; off += UT_PAGE_SIZE) {
+		assert_int_equal(ut_simdisk_peek(d, DB, off, pg, UT_PAGE_SIZE),
+				 UT_PAGE_SIZE);
+		if (!ut_page_checksum_ok(pg))
+			continue;
+		if (off == 0 && ut_ld32(pg + UT_META_VERSION) >= 2)
+			b = ut_ld64(pg + UT_META_PAGEBOUND);
+		if (ut_page_lsn(pg) > newest)
+			newest = ut_page_lsn(pg);
+	}
+	if (ut_simdisk_file_size(d, DB "-dw", &len) == UT_OK)
+		for (uint64_t off = UT_DW_SLOT_OFF(0) + UT_DW_HDR;
+		     off + UT_PAGE_SIZE <= len; off += UT_DW_SLOT_BYTES) {
+			assert_int_equal(ut_simdisk_peek(d, DB "-dw", off, pg,
+							 UT_PAGE_SIZE), UT_PAGE_SIZE);
+			if (ut_page_checksum_ok(pg) && ut_page_lsn(pg) > newest)
+				newest = ut_page_lsn(pg);
+		}
+	free(pg);
+	if (b != UT_BOUND_UNKNOWN && newest > b)
+		fail_msg("a page on disk carries LSN %llu, above the bound %llu",
+			 (unsigned long long)newest, (unsigned long long)b);
+	return newest;
+}
+
 /* With flush_inline the run is deterministic, so every crash point the
  * dry run counted is reached.  With the cleaner thread the I/O order varies
  * from run to run: a point past the run's own end is skipped (counted). */
@@ -368,6 +403,7 @@ static void sweep(int protect, uint64_t step, int ntxn, int flush_inline)
 		assert_int_equal(ut_simdisk_reboot(d, at * 7919 + 1), UT_OK);
 		if (db)
 			(void)ut_close(db);
+		bound_holds_on_disk(d);
 		/* recovery itself may be cut short: crash during it too */
 		for (uint64_t k = 1;; k += 3) {
 			ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + (at % 5 ? k : 1000000));
@@ -1811,6 +1847,195 @@ static void test_damage_header_zeroed(void **s)
 	ut_simdisk_free(d);
 }
 
+/* ---- the page-write bound (issue 23 part 2) ----------------------------- */
+
+static uint64_t hdr_bound_of(ut_simdisk *d)
+{
+	uint8_t h[UT_PAGE_SIZE];
+
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
+	assert_true(ut_page_checksum_ok(h));
+	assert_int_equal(ut_ld32(h + UT_META_VERSION), UT_FORMAT_VERSION);
+	return ut_ld64(h + UT_META_PAGEBOUND);
+}
+
+static ut_io_counters open_counters(ut_db *db)
+{
+	ut_io_counters c;
+
+	ut_pager_counters_copy(ut_db_pager(db), &c);
+	return c;
+}
+
+/* An unclean open with an intact log reads no page for its evidence (the
+ * full read is what UT_RECOVERY_FULL_SCAN=1 brings back) and the data
+ * equals the model; in B the cleaner wrote pages newer than the checkpoint,
+ * so the bound was raised past it and still covers every page on disk. */
+static void test_bound_fast_path(void **s)
+{
+	(void)s;
+	for (int small = 0; small < 2; small++) {
+		for (int full = 0; full < 2; full++) {
+			ut_options o;
+			ut_simdisk *d = dmg_build(small, &o, dmg_m);
+			uint64_t newest = bound_holds_on_disk(d), pages;
+			ut_io_counters c;
+			ut_db *db;
+
+			assert_int_equal(ut_simdisk_file_size(d, DB, &pages), UT_OK);
+			pages /= UT_PAGE_SIZE;
+			if (small)
+				assert_true(hdr_bound_of(d) >= newest && newest > 0);
+			if (full)
+				setenv("UT_RECOVERY_FULL_SCAN", "1", 1);
+			assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+			unsetenv("UT_RECOVERY_FULL_SCAN");
+			c = open_counters(db);
+			print_message("%s%s: %llu pages, evidence read %llu, redo read %llu "
+				      "(%llu hinted ahead)\n",
+				      small ? "B" : "A", full ? " (full scan)" : "",
+				      (unsigned long long)pages,
+				      (unsigned long long)c.scan_reads,
+				      (unsigned long long)c.page_reads,
+				      (unsigned long long)c.prefetches);
+			if (full)
+				assert_true(c.scan_reads >= pages);
+			else
+				assert_int_equal(c.scan_reads, 0);
+			/* redo named its pages ahead, each once, none new */
+			assert_true(c.prefetches > 0 && c.prefetches <= pages);
+			dmg_verify(db, dmg_m);
+			assert_int_equal(ut_close(db), UT_OK);
+			bound_holds_on_disk(d);
+			ut_simdisk_free(d);
+		}
+	}
+}
+
+/* The log cut below the bound: durable commits are missing, refused, even
+ * where no page in the data file is newer than the cut (the full read
+ * could not tell). */
+static void test_bound_log_cut(void **s)
+{
+	(void)s;
+	ut_options o;
+	ut_simdisk *d = dmg_build(1, &o, dmg_m);
+	uint64_t len, mid, b = hdr_bound_of(d), start;
+	uint8_t *w = dmg_slurp(d, DB "-wal", &len);
+	int cur = ut_ld64(w + 4096 + 16) > ut_ld64(w + 16);
+
+	start = ut_ld64(w + cur * 4096 + 32);
+	assert_true(b > start);
+	mid = UT_WAL_DATA_OFF + (b - start) - 8;
+	assert_true(mid < len);
+	dmg_rewrite(d, DB "-wal", w, mid);
+	assert_int_equal(dmg_open(d, &o, dmg_m, "B: log cut below the bound"), 0);
+	assert_non_null(strstr(ut_errdetail(), "page-write bound"));
+	assert_non_null(strstr(ut_errdetail(), "are missing"));
+	/* refused, nothing cut: refused again */
+	assert_int_equal(dmg_open(d, &o, dmg_m, "again"), 0);
+	free(w);
+	ut_simdisk_free(d);
+}
+
+/* A header lying about the bound (checksum resealed) beside a log cut
+ * below the newest page: a bound below the header's own checkpoint is not
+ * trusted (the full read finds the page, refused); a plausible one is
+ * caught by the pages read, at open or by a check, never wrong data. */
+static void test_bound_lie(void **s)
+{
+	(void)s;
+	for (int plausible = 0; plausible < 2; plausible++) {
+		ut_options o;
+		ut_simdisk *d = dmg_build(1, &o, dmg_m);
+		uint64_t len, newest = bound_holds_on_disk(d), start;
+		uint8_t *w = dmg_slurp(d, DB "-wal", &len), h[UT_PAGE_SIZE];
+		int cur = ut_ld64(w + 4096 + 16) > ut_ld64(w + 16);
+		ut_check_result cr;
+		ut_db *db;
+		int rc;
+
+		start = ut_ld64(w + cur * 4096 + 32);
+		dmg_rewrite(d, DB "-wal", w, UT_WAL_DATA_OFF + (newest - start) - 8);
+		free(w);
+		assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
+		ut_st64(h + UT_META_PAGEBOUND,
+			plausible ? ut_ld64(h + UT_META_CKPT_LSN) : 1);
+		ut_page_seal(h);
+		assert_int_equal(ut_simdisk_poke(d, DB, 0, h, sizeof(h)), UT_OK);
+		rc = ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db);
+		print_message("bound %s: %s: %s\n", plausible ? "= checkpoint" : "= 1",
+			      ut_strerror(rc), ut_errdetail());
+		if (!plausible) {
+			assert_int_equal(rc, UT_ECORRUPT);
+			assert_non_null(strstr(ut_errdetail(), "are missing"));
+			assert_null(strstr(ut_errdetail(), "page-write bound"));
+		} else if (rc == UT_OK) {
+			assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+			(void)ut_close(db);
+		} else {
+			assert_int_equal(rc, UT_ECORRUPT);
+		}
+		ut_simdisk_free(d);
+	}
+}
+
+/* A format-1 file (no bound) after a crash: the full read, every commit,
+ * and the header is format 2 with a bound from then on. */
+static void test_bound_format1_upgrade(void **s)
+{
+	(void)s;
+	ut_options o;
+	ut_simdisk *d = dmg_build(1, &o, dmg_m);
+	uint8_t h[UT_PAGE_SIZE];
+	ut_io_counters c;
+	ut_db *db;
+
+	assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
+	ut_st32(h + UT_META_VERSION, 1);
+	ut_st64(h + UT_META_PAGEBOUND, 0); /* format 1 had zeroes there */
+	ut_page_seal(h);
+	assert_int_equal(ut_simdisk_poke(d, DB, 0, h, sizeof(h)), UT_OK);
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	c = open_counters(db);
+	assert_true(c.scan_reads > 0);
+	dmg_verify(db, dmg_m);
+	/* upgraded by open's checkpoint, before any commit */
+	assert_true(hdr_bound_of(d) != UT_BOUND_UNKNOWN);
+	bound_holds_on_disk(d);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	assert_int_equal(open_counters(db).scan_reads, 0);
+	dmg_verify(db, dmg_m);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* sync=0: lazy writes make the bound unknown (the log may not hold their
+ * LSNs), so a crash brings the full read back; a checkpoint sets it. */
+static void test_bound_lazy_unknown(void **s)
+{
+	(void)s;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(UT_PROTECT_DOUBLEWRITE, 160 << 10, 0);
+	ut_db *db;
+
+	ut_simdisk_set_atomic(d, 0, 0);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	for (int i = 0; i < 3000; i++)
+		assert_int_equal(run_txn(db, i), UT_OK);
+	assert_true(open_counters(db).page_writes > 0);
+	assert_int_equal(hdr_bound_of(d), UT_BOUND_UNKNOWN);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	assert_true(hdr_bound_of(d) != UT_BOUND_UNKNOWN);
+	bound_holds_on_disk(d);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1844,6 +2069,11 @@ int main(void)
 		cmocka_unit_test(test_damage_log_cut_newer_pages),
 		cmocka_unit_test(test_damage_log_deleted),
 		cmocka_unit_test(test_damage_header_zeroed),
+		cmocka_unit_test(test_bound_fast_path),
+		cmocka_unit_test(test_bound_log_cut),
+		cmocka_unit_test(test_bound_lie),
+		cmocka_unit_test(test_bound_format1_upgrade),
+		cmocka_unit_test(test_bound_lazy_unknown),
 	};
 	dmg_m = malloc(sizeof(*dmg_m));
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -490,6 +490,10 @@ static void mutate_meta(mutation *m, fz_rng *r, uint8_t *p)
 		{ UT_META_CKPT_LSN, 8, 0, "ckpt_lsn" }, { UT_META_MAXLSN, 8, 0, "maxlsn" },
 		{ UT_META_MODE, 4, 0, "mode" }, { UT_META_CLEAN, 4, 0, "clean" },
 		{ UT_META_MAGIC, 1, 0, "magic[0]" }, { 4, 1, 0, "type" },
+		/* a lying page-write bound: low must be caught by the pages
+		 * read, high refused by the log's end */
+		{ UT_META_PAGEBOUND, 8, 0, "pagebound" },
+		{ UT_META_PAGEBOUND, 8, 0, "pagebound" },
 	};
 	unsigned k = (unsigned)fz_below(r, sizeof(f) / sizeof(f[0]));
 

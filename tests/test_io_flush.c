@@ -385,7 +385,7 @@ static void rec_close(ut_file *f)
 }
 static const struct ut_file_ops rec_ops = {
 	rec_read, rec_write, rec_write_batch, rec_sync, rec_size, rec_truncate,
-	rec_atomic_info, rec_close,
+	rec_atomic_info, rec_close, NULL,
 };
 
 static int rec_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)

@@ -287,6 +287,38 @@ static void test_writeback(void **state)
 	free(r);
 }
 
+/* UT_WRITE_DSYNC writes back its own range only: the file's other dirty
+ * pages stay unwritten (fdatasync would take them all). */
+static void test_dsync_own_range(void **state)
+{
+	enum { N = 16 };
+	char path[700];
+	void *b = pattern(PG, 5), *r = ut_io_alloc(PG);
+	ut_file *f;
+
+	(void)state;
+	path_in(path, sizeof(path), "dsync");
+	f = xopen(path, UT_OPEN_CREATE);
+	assert_int_equal(f->direct, 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(ut_file_write(f, b, PG, (uint64_t)i * PG, 0), UT_OK);
+	assert_int_equal(ut_file_write(f, b, PG, (uint64_t)N * PG, UT_WRITE_DSYNC),
+			 UT_OK);
+	if (unwritten_pages(path, N * PG) < 0) {
+		print_message("no cachestat(2): only the bytes are checked\n");
+	} else {
+		assert_true(unwritten_pages(path, N * PG) > 0);
+		assert_int_equal(unwritten_pages(path, (N + 1) * PG),
+				 unwritten_pages(path, N * PG));
+	}
+	assert_int_equal(ut_file_read(f, r, PG, (uint64_t)N * PG), PG);
+	assert_memory_equal(r, b, PG);
+	ut_file_close(f);
+	assert_int_equal(ut_vfs_posix()->remove(ut_vfs_posix(), path), UT_OK);
+	free(b);
+	free(r);
+}
+
 static int host_has_uring(void)
 {
 	struct io_uring ring;
@@ -518,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_batch_pwrite_fallback),
 		cmocka_unit_test(test_batch_threads),
 		cmocka_unit_test(test_writeback),
+		cmocka_unit_test(test_dsync_own_range),
 		cmocka_unit_test(test_atomic_uring),
 		cmocka_unit_test(test_atomic_pwritev2),
 		cmocka_unit_test(test_lock_conflict),

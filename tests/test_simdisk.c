@@ -302,6 +302,25 @@ static void test_synced_survives(void **state)
 	}
 }
 
+/* UT_WRITE_DSYNC: durable when it returns, whatever a reboot drops. */
+static void test_dsync_write(void **state)
+{
+	(void)state;
+	ut_simdisk *d = ut_simdisk_new();
+	ut_file *f = xopen(d, "x", UT_OPEN_CREATE);
+	void *w = filled(PG, 0x33);
+	unsigned char buf[PG];
+
+	assert_int_equal(ut_file_write(f, w, PG, PG, UT_WRITE_DSYNC), UT_OK);
+	assert_int_equal(ut_simdisk_pending(d, "x"), 0);
+	ut_file_close(f);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_DROP_ALL), UT_OK);
+	assert_int_equal(ut_simdisk_peek(d, "x", PG, buf, PG), PG);
+	assert_memory_equal(buf, w, PG);
+	free(w);
+	ut_simdisk_free(d);
+}
+
 static void test_policies_and_truncate(void **state)
 {
 	int kept = 0, dropped = 0;
@@ -671,6 +690,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_dsync_write),
 		cmocka_unit_test(test_crash_at_event),
 		cmocka_unit_test(test_crash_sweep),
 		cmocka_unit_test(test_nonatomic_tears),

@@ -739,7 +739,7 @@ static void f_close(ut_file *f)
 	free(f);
 }
 static const struct ut_file_ops fops = {
-	f_read, f_write, f_write_batch, f_sync, f_size, f_truncate, f_atomic, f_close,
+	f_read, f_write, f_write_batch, f_sync, f_size, f_truncate, f_atomic, f_close, NULL,
 };
 static int fv_open(ut_vfs *v, const char *path, unsigned fl, ut_file **out)
 {

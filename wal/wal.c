@@ -51,6 +51,9 @@ struct ut_wal {
 	/* current epoch, from the header */
 	uint64_t epoch, salt, start_lsn;
 	int slots_valid; /* header slots that passed their checks at open */
+	/* ut_wal_set_prefetch: recovery's page hints */
+	void (*hint)(void *ctx, uint32_t pgno);
+	void *hint_ctx;
 	/* ut_wal_require_end: the log must reach this LSN (0: no evidence) */
 	uint64_t need_end;
 	char need_what[160];
@@ -1156,6 +1159,56 @@ void ut_wal_require_end(ut_wal *w, uint64_t lsn, const char *what)
 
 /* ---- recovery ---- */
 
+void ut_wal_set_prefetch(ut_wal *w, void (*hint)(void *ctx, uint32_t pgno),
+			 void *ctx)
+{
+	pthread_mutex_lock(&w->mu);
+	w->hint = hint;
+	w->hint_ctx = ctx;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Recovery's walk ahead of replay, with its own reader: it names the
+ * pages of the deltas in the records it checks, up to `upto`, so that
+ * they are read while replay applies the records before them. */
+typedef struct ahead {
+	reader rd;
+	uint64_t lsn;
+	int stopped;
+} ahead;
+
+static void hint_deltas(ut_wal *w, const unsigned char *q, size_t plen)
+{
+	uint32_t count = get32(q + 12);
+	size_t pos = UT_WAL_REC_HDR;
+
+	/* check_record kept every delta inside the record */
+	for (uint32_t i = 0; i < count && pos + DELTA_ENTRY_HDR <= plen; i++) {
+		w->hint(w->hint_ctx, get32(q + pos));
+		pos += DELTA_ENTRY_HDR + get16(q + pos + 6);
+	}
+}
+
+static void ahead_to(ut_wal *w, ahead *a, uint64_t upto, uint64_t size)
+{
+	while (w->hint && !a->stopped && a->lsn < upto) {
+		uint64_t off = off_of(w, a->lsn);
+		const unsigned char *p = NULL;
+		size_t plen = 0;
+		int rc;
+
+		if (off < size)
+			p = record_at(&a->rd, off, a->lsn, w->salt, &plen, &rc);
+		if (!p || !plen) {
+			a->stopped = 1;
+			break;
+		}
+		if (p[4] == REC_DELTA)
+			hint_deltas(w, p, plen);
+		a->lsn += plen;
+	}
+}
+
 /* Replay the delta records in rec[0, len), with commit LSN lsn. */
 static int replay_records(const unsigned char *rec, size_t len, uint64_t lsn,
 			  int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
@@ -1246,6 +1299,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 {
 	ut_wal_recovery_info inf;
 	reader rd = {0};
+	ahead ah = {0};
 	/* Pending delta records, copied while they fit in STREAM_BYTES;
 	 * past that (spilled) they are read again at the COMMIT. */
 	unsigned char *txn = NULL;
@@ -1282,6 +1336,8 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	}
 	inf.start_lsn = lsn = txn_start = from_lsn;
 	inf.stop_reason = UT_WAL_STOP_END;
+	ah.rd.f = w->f;
+	ah.lsn = from_lsn;
 
 	for (;;) {
 		uint64_t off = off_of(w, lsn), lost_end = 0;
@@ -1289,6 +1345,9 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		size_t plen;
 		int later;
 
+		/* hints in steps of a quarter of the distance: few calls */
+		if (ah.lsn < lsn + UT_WAL_PREFETCH_AHEAD / 4 * 3)
+			ahead_to(w, &ah, lsn + UT_WAL_PREFETCH_AHEAD, size);
 		if (off >= size)
 			break; /* clean end of file */
 		p = record_at(&rd, off, lsn, w->salt, &plen, &rc);
@@ -1419,6 +1478,7 @@ out:
 		w->failed = UT_ECORRUPT; /* refuse appends over the evidence */
 	pthread_mutex_unlock(&w->mu);
 	free(rd.buf);
+	free(ah.rd.buf);
 	free(txn);
 	if (info)
 		*info = inf;

@@ -223,6 +223,15 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
 		   void *ctx, ut_wal_recovery_info *info);
 
+/* Before ut_wal_recover: name each page the log's deltas will change to
+ * hint(ctx, pgno) while replay is up to UT_WAL_PREFETCH_AHEAD bytes of log
+ * behind, so that the caller may start reading those pages (a hint only:
+ * the walk ahead stops at the first record that does not check, and the
+ * same page may be named more than once). */
+#define UT_WAL_PREFETCH_AHEAD (2u << 20)
+void ut_wal_set_prefetch(ut_wal *w, void (*hint)(void *ctx, uint32_t pgno),
+			 void *ctx);
+
 /* Evidence from outside the log (what: e.g. "page 7 of PATH") that the log
  * was durable up to lsn: ut_wal_recover then refuses (UT_ECORRUPT) to end
  * below it instead of cutting a tail.  Call before ut_wal_recover; the

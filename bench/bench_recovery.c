@@ -1,0 +1,350 @@
+/*
+ * bench/bench_recovery.c - unclean-open (recovery) time against the size of
+ * the database, with the same log since the last checkpoint (issue 23
+ * part 2): does recovery's cost grow with the file or with the log?
+ *
+ * For each size (-s, default 256M,4G) a database of that much data is
+ * built once in -d (default /var/tmp): keys in order, -v byte values
+ * (default 1000), UT_PROTECT_UNSAFE, sync=0, closed cleanly.  Then, per
+ * round (--rounds, default 3) and per size, interleaved, for each evidence
+ * mode (the page-write bound, and the full read with
+ * UT_RECOVERY_FULL_SCAN=1):
+ *   1. a child process opens the database (auto protection, sync=1, cache
+ *      -c, default 64M), checkpoints, commits transactions of 64 updates
+ *      (new -v byte values of random keys among the first -H bytes of
+ *      data, default 128M: the same hot set in every size, so that redo
+ *      reads the same pages and only the file's size differs; -H 0: any
+ *      key of the database) until -l
+ *      bytes (default 64M) of log lie past the checkpoint, then is killed
+ *      with SIGKILL: no close, no checkpoint;
+ *   2. the three files are synced and dropped from the OS page cache
+ *      (POSIX_FADV_DONTNEED), as after a reboot;
+ *   3. ut_open is timed (this is recovery: evidence, redo, checkpoint),
+ *      then the handle is closed (not timed).
+ * Every open is printed (seconds, the pages read for the evidence and by
+ * redo), then the median per size and mode and the ratio of the largest
+ * size to the smallest.  The files are removed at the end (--keep: not).
+ *
+ *   bench_recovery [-d DIR] [-s 256M,4G] [-l 64M] [-H 128M] [-v 1000]
+ *                  [-c 64M] [--rounds 3] [--keep]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "untorn.h"
+#include "db.h"
+#include "pager.h"
+#include "wal.h"
+
+#define MAX_SIZES 4
+#define UPDATES_PER_TXN 64
+
+static const char *dir = "/var/tmp";
+static uint64_t sizes[MAX_SIZES] = { 256ull << 20, 4ull << 30 };
+static int nsizes = 2, rounds = 3, keep;
+static uint64_t log_bytes = 64ull << 20, hot_bytes = 128ull << 20;
+static size_t vlen = 1000, cache = 64u << 20;
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'T': case 't': v *= 1024; /* fall through */
+	case 'G': case 'g': v *= 1024; /* fall through */
+	case 'M': case 'm': v *= 1024; /* fall through */
+	case 'K': case 'k': v *= 1024; break;
+	default: break;
+	}
+	return (uint64_t)v;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "bench_recovery: %s: %s: %s\n", what, ut_strerror(rc),
+		ut_errdetail());
+	exit(1);
+}
+
+static uint64_t nkeys_of(uint64_t bytes) { return bytes / (vlen + 16); }
+static void key_of(char *k, uint64_t i) { snprintf(k, 20, "k%014llu", (unsigned long long)i); }
+
+static void fill(uint8_t *v, uint64_t seed)
+{
+	for (size_t j = 0; j < vlen; j++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		v[j] = (uint8_t)(seed >> 56);
+	}
+}
+
+static void db_path(char *buf, size_t n, uint64_t size)
+{
+	snprintf(buf, n, "%.300s/bench_recovery_%lluM.db", dir,
+		 (unsigned long long)(size >> 20));
+}
+
+static void remove_db(const char *path)
+{
+	char b[600];
+
+	unlink(path);
+	snprintf(b, sizeof(b), "%.400s-wal", path);
+	unlink(b);
+	snprintf(b, sizeof(b), "%.400s-dw", path);
+	unlink(b);
+}
+
+/* Keys in order, transactions of 20000 puts, no sync until the close. */
+static void build(const char *path, uint64_t size)
+{
+	uint64_t n = nkeys_of(size);
+	uint8_t *v = malloc(vlen);
+	double t0 = now();
+	ut_options o;
+	ut_db *db;
+	int rc;
+
+	remove_db(path);
+	ut_options_default(&o);
+	o.protect = UT_PROTECT_UNSAFE;
+	o.sync = 0;
+	o.cache_bytes = 256u << 20;
+	if ((rc = ut_open(path, &o, &db)))
+		die("build: open", rc);
+	ut_db_set_checkpoint_bytes(db, 1ull << 40);
+	for (uint64_t i = 0; i < n;) {
+		ut_txn *t;
+		char k[20];
+
+		if ((rc = ut_begin(db, 0, &t)))
+			die("build: begin", rc);
+		for (uint64_t e = i + 20000; i < n && i < e; i++) {
+			key_of(k, i);
+			fill(v, i);
+			if ((rc = ut_put(t, k, strlen(k), v, vlen)))
+				die("build: put", rc);
+		}
+		if ((rc = ut_commit(t)))
+			die("build: commit", rc);
+	}
+	if ((rc = ut_close(db)))
+		die("build: close", rc);
+	free(v);
+	printf("built %s: %llu keys in %.1f s\n", path, (unsigned long long)n,
+	       now() - t0);
+	fflush(stdout);
+}
+
+/* The child: a checkpoint, then log_bytes of sync=1 updates, then SIGKILL. */
+static void crash_child(const char *path, uint64_t size, unsigned seed)
+{
+	uint64_t hot = nkeys_of(hot_bytes && hot_bytes < size ? hot_bytes : size),
+		 x = seed;
+	uint8_t *v = malloc(vlen);
+	ut_wal_stats ws;
+	ut_options o;
+	ut_db *db;
+	int rc;
+
+	ut_options_default(&o);
+	o.cache_bytes = cache;
+	if ((rc = ut_open(path, &o, &db)))
+		die("crash: open", rc);
+	ut_db_set_checkpoint_bytes(db, 1ull << 40);
+	if ((rc = ut_checkpoint(db)))
+		die("crash: checkpoint", rc);
+	do {
+		ut_txn *t;
+		char k[20];
+
+		if ((rc = ut_begin(db, 0, &t)))
+			die("crash: begin", rc);
+		for (int u = 0; u < UPDATES_PER_TXN; u++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			key_of(k, (x >> 16) % hot);
+			fill(v, x);
+			if ((rc = ut_put(t, k, strlen(k), v, vlen)))
+				die("crash: put", rc);
+		}
+		if ((rc = ut_commit(t)))
+			die("crash: commit", rc);
+		ut_wal_stats_get(ut_db_wal(db), &ws);
+	} while (ws.bytes_since_checkpoint < log_bytes);
+	kill(getpid(), SIGKILL);
+}
+
+static void crash(const char *path, uint64_t size, unsigned seed)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		crash_child(path, size, seed);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st) ||
+	    WTERMSIG(st) != SIGKILL) {
+		fprintf(stderr, "bench_recovery: the crash child did not die by "
+			"SIGKILL\n");
+		exit(1);
+	}
+}
+
+/* As after a reboot: what the killed process wrote is on the disk, and
+ * nothing of the three files is in the page cache. */
+static void drop_caches(const char *path)
+{
+	static const char *const suffix[] = { "", "-wal", "-dw" };
+	char b[600];
+
+	for (int i = 0; i < 3; i++) {
+		int fd;
+
+		snprintf(b, sizeof(b), "%.400s%s", path, suffix[i]);
+		if ((fd = open(b, O_RDONLY)) < 0)
+			continue;
+		(void)fdatasync(fd);
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--keep")) {
+			keep = 1;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "bench_recovery: %s needs a value\n", a);
+			exit(2);
+		}
+		i++;
+		if (!strcmp(a, "-d")) {
+			dir = val;
+		} else if (!strcmp(a, "-s")) {
+			char *s = strdup(val), *tok, *save;
+
+			nsizes = 0;
+			for (tok = strtok_r(s, ",", &save); tok && nsizes < MAX_SIZES;
+			     tok = strtok_r(NULL, ",", &save))
+				sizes[nsizes++] = parse_size(tok);
+			free(s);
+		} else if (!strcmp(a, "-l")) {
+			log_bytes = parse_size(val);
+		} else if (!strcmp(a, "-H")) {
+			hot_bytes = parse_size(val);
+		} else if (!strcmp(a, "-v")) {
+			vlen = (size_t)parse_size(val);
+		} else if (!strcmp(a, "-c")) {
+			cache = (size_t)parse_size(val);
+		} else if (!strcmp(a, "--rounds")) {
+			rounds = atoi(val);
+		} else {
+			fprintf(stderr, "bench_recovery: unknown option %s\n", a);
+			exit(2);
+		}
+	}
+	if (nsizes < 1 || rounds < 1 || rounds > 50 || vlen < 1 || vlen > 8000 ||
+	    (hot_bytes && nkeys_of(hot_bytes) < 1)) {
+		fprintf(stderr, "bench_recovery: bad arguments\n");
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const mode[2] = { "bound", "full scan" };
+	static double secs[MAX_SIZES][2][50];
+	char path[MAX_SIZES][400];
+	double la[3] = { 0 };
+
+	parse_args(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getloadavg(la, 3) > 0)
+		printf("load average at start: %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+	printf("log past the checkpoint %llu MiB, hot set %llu MiB, values %zu "
+	       "bytes, cache %zu MiB, %d rounds\n",
+	       (unsigned long long)(log_bytes >> 20),
+	       (unsigned long long)(hot_bytes >> 20), vlen, cache >> 20, rounds);
+	for (int s = 0; s < nsizes; s++) {
+		db_path(path[s], sizeof(path[s]), sizes[s]);
+		build(path[s], sizes[s]);
+	}
+	for (int r = 0; r < rounds; r++)
+		for (int s = 0; s < nsizes; s++)
+			for (int m = 0; m < 2; m++) {
+				ut_io_counters c;
+				ut_options o;
+				ut_db *db;
+				double t0;
+				int rc;
+
+				crash(path[s], sizes[s], (unsigned)(r * 31 + s * 7 + m + 1));
+				drop_caches(path[s]);
+				if (m)
+					setenv("UT_RECOVERY_FULL_SCAN", "1", 1);
+				ut_options_default(&o);
+				o.cache_bytes = cache;
+				t0 = now();
+				if ((rc = ut_open(path[s], &o, &db)))
+					die("timed open", rc);
+				secs[s][m][r] = now() - t0;
+				unsetenv("UT_RECOVERY_FULL_SCAN");
+				ut_pager_counters_copy(ut_db_pager(db), &c);
+				if ((rc = ut_close(db)))
+					die("close", rc);
+				if (getloadavg(la, 1) < 1)
+					la[0] = 0;
+				printf("round %d  %6llu MiB  %-9s  open %7.3f s  "
+				       "evidence reads %8llu  redo reads %6llu  load %.2f\n",
+				       r + 1, (unsigned long long)(sizes[s] >> 20), mode[m],
+				       secs[s][m][r], (unsigned long long)c.scan_reads,
+				       (unsigned long long)c.page_reads, la[0]);
+			}
+	for (int m = 0; m < 2; m++) {
+		double first = median(secs[0][m], rounds);
+
+		for (int s = 0; s < nsizes; s++) {
+			double med = median(secs[s][m], rounds);
+
+			printf("median %-9s %6llu MiB: %.3f s  (%.2fx the %llu MiB)\n",
+			       mode[m], (unsigned long long)(sizes[s] >> 20), med,
+			       med / first, (unsigned long long)(sizes[0] >> 20));
+		}
+	}
+	for (int s = 0; s < nsizes && !keep; s++)
+		remove_db(path[s]);
+	return 0;
+}
