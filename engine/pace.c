@@ -1,0 +1,41 @@
+/*
+ * engine/pace.c - the page cleaner's batch size from measured bandwidth
+ * and a latency target (contract in pace.h).
+ */
+#include <assert.h>
+
+#include "pace.h"
+#include "page.h"
+
+void ut_pace_init(ut_pace *pc, size_t max)
+{
+	assert(max >= 1);
+	pc->bw = 0;
+	pc->max = max;
+	pc->pages = UT_PACE_FIRST < max ? UT_PACE_FIRST : max;
+}
+
+/* Pages whose writing at pc->bw takes the target time, within [1, max]. */
+static size_t bound(const ut_pace *pc)
+{
+	double b = pc->bw * (double)UT_PACE_TARGET_NS / 1e9 / UT_PAGE_SIZE;
+
+	if (b < 1)
+		return 1;
+	return b > (double)pc->max ? pc->max : (size_t)b;
+}
+
+void ut_pace_done(ut_pace *pc, size_t n, uint64_t ns, int waited)
+{
+	double sample = (double)n * UT_PAGE_SIZE * 1e9 / (double)(ns ? ns : 1);
+	size_t cap, grown;
+
+	assert(n >= 1 && n <= pc->max);
+	/* a quarter of each new sample: one odd batch (a checkpoint's data
+	 * sync, a stall elsewhere on the device) moves the size by little */
+	pc->bw = pc->bw > 0 ? (3 * pc->bw + sample) / 4 : sample;
+	cap = bound(pc);
+	grown = waited ? pc->pages + 1 : 2 * pc->pages;
+	pc->pages = grown < cap ? grown : cap;
+	assert(pc->pages >= 1 && pc->pages <= pc->max);
+}
