@@ -31,9 +31,12 @@ void ut_pace_done(ut_pace *pc, size_t n, uint64_t ns, int waited)
 	size_t cap, grown;
 
 	assert(n >= 1 && n <= pc->max);
-	/* a quarter of each new sample: one odd batch (a checkpoint's data
-	 * sync, a stall elsewhere on the device) moves the size by little */
-	pc->bw = pc->bw > 0 ? (3 * pc->bw + sample) / 4 : sample;
+	/* A batch's size is what a commit may wait for: a slower sample is
+	 * believed at once, a faster one for a quarter, so one fast batch (a
+	 * throttle's burst allowance, a write a cache absorbed) moves the
+	 * size by little. */
+	pc->bw = pc->bw > 0 && sample > pc->bw ? (3 * pc->bw + sample) / 4 :
+						 sample;
 	cap = bound(pc);
 	grown = waited ? pc->pages + 1 : 2 * pc->pages;
 	pc->pages = grown < cap ? grown : cap;

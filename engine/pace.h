@@ -8,8 +8,9 @@
  *
  * Contract: after each batch the cleaner reports its pages, how long the
  * strategy's write_pages took (wall clock) and whether a commit was
- * waiting for the log when it ended; the pacer keeps a smoothed bandwidth
- * and sets the next batch's size:
+ * waiting for the log when it ended; the pacer keeps a bandwidth estimate
+ * (a slower batch sets it at once, a faster one moves it by a quarter of
+ * the difference) and sets the next batch's size:
  *
  *   bound = bandwidth * UT_PACE_TARGET_NS / page size, within [1, max]
  *   next  = min(bound, waited ? pages + 1 : 2 * pages)
@@ -37,7 +38,7 @@
 #define UT_PACE_FIRST 4u
 
 typedef struct ut_pace {
-	double bw;     /* bytes per second, smoothed; 0 until a batch ran */
+	double bw;     /* bytes per second, estimated; 0 until a batch ran */
 	size_t pages;  /* the next batch's size, 1..max */
 	size_t max;    /* the cleaner's batch capacity */
 } ut_pace;
