@@ -38,7 +38,13 @@ void ut_pace_done(ut_pace *pc, size_t n, uint64_t ns, int waited)
 	pc->bw = pc->bw > 0 && sample > pc->bw ? (3 * pc->bw + sample) / 4 :
 						 sample;
 	cap = bound(pc);
-	grown = waited ? pc->pages + 1 : 2 * pc->pages;
+	/* Near the target a batch grows fast only while no commit waits for
+	 * the log.  One that took under half of it may double either way: a
+	 * commit behind one twice its size still waits less than the target
+	 * (and on a fast device, where a batch's time is mostly fixed costs,
+	 * the size reaches the bound in a few batches). */
+	grown = waited && 2 * ns >= UT_PACE_TARGET_NS ? pc->pages + 1 :
+							2 * pc->pages;
 	pc->pages = grown < cap ? grown : cap;
 	assert(pc->pages >= 1 && pc->pages <= pc->max);
 }

@@ -13,11 +13,11 @@
  * the difference) and sets the next batch's size:
  *
  *   bound = bandwidth * UT_PACE_TARGET_NS / page size, within [1, max]
- *   next  = min(bound, waited ? pages + 1 : 2 * pages)
+ *   next  = min(bound, waited && took >= target / 2 ? pages + 1
+ *                                                   : 2 * pages)
  *
- * so a batch shrinks to the bound at once, grows fast only while no
- * commit waits, and by one page a batch while one does (a device fast
- * enough to write max pages within the target still gets there).  The
+ * so a batch shrinks to the bound at once, and near the target grows
+ * fast only while no commit waits, by one page a batch while one does.  The
  * time of a small batch includes the device's fixed latency, so the
  * bandwidth it shows is low and the bound converges on the size whose
  * device time is the target.  Pure arithmetic, no clock and no lock: its

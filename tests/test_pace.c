@@ -59,12 +59,24 @@ static void test_pace_arithmetic(void **s)
 	ut_pace_done(&pc, pc.pages, at_bw(pc.pages, 1e9), 0);
 	assert_int_equal(pc.pages, MAXB);
 
-	/* while commits wait, one page a batch */
+	/* ... and while commits wait, as long as a batch takes under half
+	 * the target */
 	ut_pace_init(&pc, MAXB);
 	ut_pace_done(&pc, pc.pages, at_bw(pc.pages, 1e9), 1);
-	assert_int_equal(pc.pages, UT_PACE_FIRST + 1);
-	ut_pace_done(&pc, pc.pages, at_bw(pc.pages, 1e9), 1);
-	assert_int_equal(pc.pages, UT_PACE_FIRST + 2);
+	assert_int_equal(pc.pages, 2 * UT_PACE_FIRST);
+
+	/* near the target (5.46 MB/s: 4 pages take 12 ms, the bound is 6),
+	 * one page a batch while commits wait, at once to the bound else */
+	ut_pace_init(&pc, MAXB);
+	ut_pace_done(&pc, 4, at_bw(4, 5.46e6), 1);
+	assert_int_equal(pc.pages, 5);
+	ut_pace_done(&pc, 5, at_bw(5, 5.46e6), 1);
+	assert_int_equal(pc.pages, 6);
+	ut_pace_done(&pc, 6, at_bw(6, 5.46e6), 1);
+	assert_int_equal(pc.pages, 6);
+	ut_pace_init(&pc, MAXB);
+	ut_pace_done(&pc, 4, at_bw(4, 5.46e6), 0);
+	assert_int_equal(pc.pages, 6);
 
 	/* the device slows down (throttled, 3.2 MB/s: 3.9 pages in 20 ms):
 	 * believed at once */
