@@ -3,18 +3,23 @@
  * batches, and the page-cleaner thread.
  *
  * Contract (pager.h, "Page cleaner" and "WAL rule"): a batch copies up to
- * CLEAN_BATCH committed versions under p->mu, then (the thread) writes
- * them through the flush strategy without it, after the log is durable
- * (or, lazily, written) up to their LSNs and the page-write bound covers
- * them (bound.c); a frame becomes clean only if no commit replaced its
- * version meanwhile.  A failed write makes the handle
+ * CLEAN_BATCH committed versions under p->mu (the thread: as many as its
+ * pacer allows, pace.h), then (the thread) writes them through the flush
+ * strategy without it, after the log is durable (or, lazily, written) up
+ * to their LSNs and the page-write bound covers them (bound.c); a frame
+ * becomes clean only if no commit replaced its version meanwhile.  Before
+ * a paced batch the thread lets a log flush that a committer waits for go
+ * first.  Inline batches are neither paced nor timed: their I/O order
+ * stays deterministic (the crash tests).  A failed write makes the handle
  * fatal, its error returned once.  flush_mu serializes strategy calls and
  * is always taken before p->mu.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pager_int.h"
 
@@ -142,17 +147,18 @@ static int ckpt_flushable(const ut_pager *p, const struct frame *f)
 	return f->ckpt && flushable(p, f);
 }
 
-/* Up to CLEAN_BATCH flushable frames (only those the pending checkpoint
- * needs, with ckpt_only) whose committed version's LSN is at most limit,
- * in clock order from the eviction hand: the frames eviction reaches next
- * are cleaned first.  *newer: flushable frames passed over for limit. */
-static size_t pick_some(ut_pager *p, int ckpt_only, uint64_t limit,
-			size_t *newer)
+/* Up to max flushable frames (only those the pending checkpoint needs,
+ * with ckpt_only) whose committed version's LSN is at most limit, in clock
+ * order from the eviction hand: the frames eviction reaches next are
+ * cleaned first.  *newer: flushable frames passed over for limit. */
+static size_t pick_some(ut_pager *p, int ckpt_only, size_t max,
+			uint64_t limit, size_t *newer)
 {
 	size_t n = 0, at = p->hand < p->nframes ? p->hand : 0;
 
+	assert(max <= CLEAN_BATCH);
 	*newer = 0;
-	for (size_t i = 0; i < p->nframes && n < CLEAN_BATCH;
+	for (size_t i = 0; i < p->nframes && n < max;
 	     i++, at = (at + 1) % p->nframes) {
 		struct frame *f = p->frames[at];
 
@@ -171,19 +177,20 @@ static size_t pick_some(ut_pager *p, int ckpt_only, uint64_t limit,
  * sync, bound.c) comes once per several batches, not before each. */
 #define BOUND_MIN_BATCH (CLEAN_BATCH / 4)
 
-/* The batch to write: pages the bound on disk covers, or, when they are
- * too few, any (and the bound is raised before they are written).  Lazy
- * batches make the bound unknown once, whatever their pages. */
-static size_t pick_batch(ut_pager *p, int ckpt_only, unsigned flags)
+/* The batch to write, up to max pages (the pacer's size): pages the bound
+ * on disk covers, or, when they are too few for a batch, any (and the
+ * bound is raised before they are written).  Lazy batches make the bound
+ * unknown once, whatever their pages. */
+static size_t pick_batch(ut_pager *p, int ckpt_only, unsigned flags, size_t max)
 {
 	uint64_t limit = p->bound_disk;
 	size_t newer, n;
 
 	if (flags & UT_FLUSH_LAZY)
 		limit = UT_BOUND_UNKNOWN;
-	n = pick_some(p, ckpt_only, limit, &newer);
-	if (newer && n < BOUND_MIN_BATCH)
-		n = pick_some(p, ckpt_only, UT_BOUND_UNKNOWN, &newer);
+	n = pick_some(p, ckpt_only, max, limit, &newer);
+	if (newer && n < (max < BOUND_MIN_BATCH ? max : BOUND_MIN_BATCH))
+		n = pick_some(p, ckpt_only, max, UT_BOUND_UNKNOWN, &newer);
 	return n;
 }
 
@@ -205,25 +212,64 @@ static int snap_alloc(ut_pager *p)
 	return p->snap ? UT_OK : UT_ENOMEM;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t log_waiting(const ut_pager *p)
+{
+	return p->hooks.log_waiting ? p->hooks.log_waiting(p->hooks.ctx) : 0;
+}
+
+/* A committer waits for the log: have its flush reach the device before
+ * the next batch does, when batches are held below CLEAN_BATCH (a device
+ * that writes a whole batch within the target delays no commit by more
+ * than the target; there the wait would only slow the cleaner).  A
+ * failure is the committer's to report: the batch's own WAL rule follows
+ * and fails the same way.  Cleaner thread, without p->mu. */
+static void let_commit_first(ut_pager *p)
+{
+	uint64_t lsn;
+
+	if (p->pace.pages >= CLEAN_BATCH)
+		return;
+	lsn = log_waiting(p);
+	if (lsn) {
+		assert(p->hooks.log_flush_to);
+		(void)p->hooks.log_flush_to(p->hooks.ctx, lsn);
+	}
+}
+
 /* Write one batch of dirty frames through the strategy.  The pages are
  * copied first, so the writer may change a frame while its copy is being
  * written: a frame becomes clean only if it was not written to since
- * (wgen).  With drop_lock (the cleaner thread, holding flush_mu) the pool
- * mutex is released during the I/O; inline, the caller keeps it.  *done =
- * pages written (0: nothing to flush).  Called with p->mu held. */
+ * (wgen).  With drop_lock (the cleaner thread, holding flush_mu) the batch
+ * is paced and the pool mutex is released during the I/O; inline, the
+ * caller keeps it.  *done = pages written (0: nothing to flush).  Called
+ * with p->mu held. */
 int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 {
 	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
-	uint64_t maxlsn = 0, last, req = p->ckpt_req;
+	uint64_t maxlsn = 0, last, req = p->ckpt_req, t0 = 0, ns = 0;
 	size_t n;
-	int rc;
+	int rc, waited = 0;
 
 	*done = 0;
+	if (drop_lock) {
+		/* before the copies, which are then as fresh as can be */
+		pthread_mutex_unlock(&p->mu);
+		let_commit_first(p);
+		pthread_mutex_lock(&p->mu);
+	}
 	if (fatal_now(p))
 		return pager_fatal_rc(p);
 	if ((rc = snap_alloc(p)))
 		return rc;
-	n = pick_batch(p, ckpt_only, flags);
+	n = pick_batch(p, ckpt_only, flags, drop_lock ? p->pace.pages : CLEAN_BATCH);
 	if (!n)
 		return UT_OK;
 	last = p->lsn;
@@ -249,10 +295,19 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		for (size_t i = 0; i < n; i++)
 			ut_page_seal((uint8_t *)p->fpages[i].buf);
 		qsort(p->fpages, n, sizeof(*p->fpages), by_pgno);
+		if (drop_lock)
+			t0 = now_ns();
 		rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
+		if (drop_lock) {
+			ns = now_ns() - t0;
+			waited = log_waiting(p) != 0;
+		}
 	}
-	if (drop_lock)
+	if (drop_lock) {
 		pthread_mutex_lock(&p->mu);
+		if (rc == UT_OK)
+			ut_pace_done(&p->pace, n, ns, waited);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct frame *f = p->snapf[i];
 
@@ -352,6 +407,7 @@ int pager_cleaner_usable(ut_pager *p)
 		return 0;
 	if (snap_alloc(p))
 		return 0;
+	ut_pace_init(&p->pace, CLEAN_BATCH);
 	p->cleaner_stop = 0;
 	if (pthread_create(&p->cleaner, NULL, cleaner_main, p)) {
 		p->cleaner_inline = 1; /* no thread to be had: flush inline */

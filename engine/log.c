@@ -177,6 +177,11 @@ static int hook_write_to(void *ctx, uint64_t lsn)
 	return ut_log_write_to(ctx, lsn);
 }
 
+static uint64_t hook_waiting(void *ctx)
+{
+	return ut_wal_sync_waiting(((ut_log *)ctx)->wal);
+}
+
 static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
 {
 	ut_log *lg = ctx;
@@ -226,6 +231,7 @@ int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
 	lg->hooks.log_commit = hook_commit;
 	lg->hooks.log_flush_to = hook_flush_to;
 	lg->hooks.log_write_to = hook_write_to;
+	lg->hooks.log_waiting = hook_waiting;
 	lg->hooks.log_checkpoint_done = hook_ckpt_done;
 	*out = lg;
 	return UT_OK;

@@ -19,7 +19,12 @@
  *    during redo or for a read-only handle) writes dirty pages in batches
  *    of up to 128 (one strategy call: for doublewrite one copy write and
  *    one sync for the whole batch) whenever more than half the bound is
- *    dirty, or a thread needs a frame and none is clean.  It writes copies
+ *    dirty, or a thread needs a frame and none is clean.  The thread's
+ *    batches are paced (pace.h): as many pages as the device's measured
+ *    bandwidth writes in a latency target, and before each batch, when
+ *    the batch is smaller than 128 (the bound binds), a log flush a
+ *    committer waits for (hooks.log_waiting) goes first, so a commit's
+ *    log write waits for at most one such batch.  It writes copies
  *    taken under the pool mutex, so the pool is never locked during page
  *    I/O and the writer may change a page while its copy is written (the
  *    frame then stays dirty).  A thread that needs a frame when every
@@ -174,6 +179,10 @@ typedef struct ut_log_hooks {
 	 * log_flush_to before a lazy (sync=0) eviction write.  NULL: use
 	 * log_flush_to. */
 	int (*log_write_to)(void *ctx, uint64_t lsn);
+	/* The largest LSN a committer now waits to be durable, 0 when none
+	 * waits: the cleaner thread, when paced, lets that log write reach
+	 * the device before its next batch.  NULL: never. */
+	uint64_t (*log_waiting)(void *ctx);
 	/* Every change up to redo_lsn is durable in the data file and
 	 * redo_lsn is durably recorded in the header: the log may reclaim
 	 * space.  NULL = nothing to do. */

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "pace.h"
 #include "pager.h"
 
 #define VBUCKETS 4096u /* version store hash buckets (a power of two) */
@@ -154,6 +155,7 @@ struct ut_pager {
 	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
 	struct frame *snapf[CLEAN_BATCH];
 	uint32_t snapgen[CLEAN_BATCH];
+	ut_pace pace;            /* the thread's batch size (pace.h) */
 	uint64_t batches;        /* cleaner batches written */
 	uint64_t frame_waits;    /* times a thread waited for the cleaner */
 	void (*batch_hook)(void *); /* tests: between copy and write */

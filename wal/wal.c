@@ -62,6 +62,11 @@ struct ut_wal {
 	int flushing;   /* a leader is writing/syncing */
 	int streaming;  /* an append is handing its records out (see below) */
 	int failed;     /* 0 or the code that failed the handle */
+	/* Threads in ut_wal_flush_to whose LSN is not yet durable, and the
+	 * largest such LSN since their count was last zero (the page
+	 * cleaner lets them go first: ut_wal_sync_waiting). */
+	unsigned sync_waiters;
+	uint64_t sync_want;
 	/* written_lsn: handed to the OS (ut_wal_write_to); durable_lsn: synced */
 	uint64_t next_lsn, written_lsn, durable_lsn, ckpt_lsn, next_txn_id;
 	walbuf active, spare;
@@ -801,13 +806,19 @@ static int lead_flush(ut_wal *w, int sync)
  * flushes as needed. */
 static int flush_until(ut_wal *w, const uint64_t *mark, uint64_t lsn, int sync)
 {
-	int rc = UT_OK;
+	int rc = UT_OK, counted;
 
 	if (!w)
 		return UT_EINVAL;
 	pthread_mutex_lock(&w->mu);
 	if (lsn > w->next_lsn)
 		lsn = w->next_lsn;
+	counted = sync && *mark < lsn;
+	if (counted) {
+		w->sync_waiters++;
+		if (lsn > w->sync_want)
+			w->sync_want = lsn;
+	}
 	while (*mark < lsn) {
 		if (w->failed) {
 			rc = w->failed;
@@ -821,6 +832,8 @@ static int flush_until(ut_wal *w, const uint64_t *mark, uint64_t lsn, int sync)
 		}
 		lead_flush(w, sync);
 	}
+	if (counted && --w->sync_waiters == 0)
+		w->sync_want = 0;
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
@@ -846,6 +859,17 @@ static uint64_t read_locked(ut_wal *w, const uint64_t *field)
 }
 
 uint64_t ut_wal_durable_lsn(ut_wal *w) { return read_locked(w, &w->durable_lsn); }
+
+uint64_t ut_wal_sync_waiting(ut_wal *w)
+{
+	uint64_t lsn;
+
+	pthread_mutex_lock(&w->mu);
+	lsn = w->sync_waiters && !w->failed && w->sync_want > w->durable_lsn ?
+		w->sync_want : 0;
+	pthread_mutex_unlock(&w->mu);
+	return lsn;
+}
 uint64_t ut_wal_next_lsn(ut_wal *w) { return read_locked(w, &w->next_lsn); }
 
 int ut_wal_failed(ut_wal *w)

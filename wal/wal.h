@@ -251,6 +251,10 @@ int ut_wal_flush_to(ut_wal *w, uint64_t lsn);
 int ut_wal_write_to(ut_wal *w, uint64_t lsn);
 
 uint64_t ut_wal_durable_lsn(ut_wal *w);
+/* The largest LSN a thread now in ut_wal_flush_to waits to be durable
+ * (a committer, usually), or 0 when none waits: the page cleaner lets
+ * that flush go to the device before its next batch. */
+uint64_t ut_wal_sync_waiting(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
 /* 0, or the code that failed the handle (see "Failure" above). */
 int ut_wal_failed(ut_wal *w);
