@@ -1201,15 +1201,29 @@ typedef struct ahead {
 	int stopped;
 } ahead;
 
+/* The delta entry at pos of delta record q (check_record kept it inside
+ * the record). */
+static ut_wal_delta delta_at(const unsigned char *q, size_t pos)
+{
+	ut_wal_delta d = {
+		.pgno = get32(q + pos),
+		.offset = get16(q + pos + 4),
+		.len = get16(q + pos + 6),
+		.data = q + pos + DELTA_ENTRY_HDR,
+	};
+	return d;
+}
+
 static void hint_deltas(ut_wal *w, const unsigned char *q, size_t plen)
 {
 	uint32_t count = get32(q + 12);
 	size_t pos = UT_WAL_REC_HDR;
 
-	/* check_record kept every delta inside the record */
 	for (uint32_t i = 0; i < count && pos + DELTA_ENTRY_HDR <= plen; i++) {
-		w->hint(w->hint_ctx, get32(q + pos));
-		pos += DELTA_ENTRY_HDR + get16(q + pos + 6);
+		ut_wal_delta d = delta_at(q, pos);
+
+		w->hint(w->hint_ctx, d.pgno);
+		pos += DELTA_ENTRY_HDR + d.len;
 	}
 }
 
@@ -1244,12 +1258,8 @@ static int replay_records(const unsigned char *rec, size_t len, uint64_t lsn,
 		size_t pos = UT_WAL_REC_HDR;
 
 		for (uint32_t i = 0; i < count; i++) {
-			ut_wal_delta d = {
-				.pgno = get32(q + pos),
-				.offset = get16(q + pos + 4),
-				.len = get16(q + pos + 6),
-				.data = q + pos + DELTA_ENTRY_HDR,
-			};
+			ut_wal_delta d = delta_at(q, pos);
+
 			if (apply) {
 				int rc = apply(ctx, lsn, &d);
 
