@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # bench/vm-plot.sh CSV PREFIX COMMIT STAMP - PNG plots (gnuplot) of a
-# bench/vm-bench.sh run:
-#   PREFIX-commits.png  w1 commits/s by system and profile (median, min-max bars)
-#   PREFIX-bytes.png    w1 bytes per commit: at the device, and the engine's
-#                       page / double-write / log split (untorn, SQLite)
-#   PREFIX-latency.png  w1 p50 / p99 / p99.9 latency by system (log scale)
+# bench/vm-bench.sh run.  Round 0 (the warm-up round) is not counted.
+# Workload 1 (1 thread), from the profiles that ran it:
+#   PREFIX-commits.png  commits/s by system and profile (median, min-max bars)
+#   PREFIX-bytes.png    bytes per commit, first such profile: at the device,
+#                       and the engine's page / double-write / log split
+#   PREFIX-latency.png  p50 / p99 / p99.9 commit latency of every system in
+#                       every counted round, one panel per profile (log ms)
 #   PREFIX-ratio.png    atomic/doublewrite ratio per round, median, +-10% band
-#   PREFIX-threads.png  w1+w2 commits/s against committing threads (if run)
-#   PREFIX-workloads.png ops/s per workload and system, first profile (if run)
+# Workload 2 (4 and 16 threads), if run:
+#   PREFIX-latency-w2.png  p50 / p99 / p99.9 per system in every round, one
+#                       panel per profile and thread count (log ms)
+#   PREFIX-threads.png  commits/s against committing threads (w1 + w2),
+#                       first profile with workload 2
+# Workloads 3-5, if run:
+#   PREFIX-workloads.png ops/s per workload and system, first profile
+# A plot whose data the CSV lacks (no workload 1, say) is skipped, with a
+# message on stderr for the workload 1 plots.
 set -euo pipefail
 csv=$1 prefix=$2 commit=$3 stamp=$4
 command -v gnuplot >/dev/null || { echo "vm-plot.sh: gnuplot missing (apt-get install gnuplot-nox)" >&2; exit 1; }
@@ -96,15 +105,6 @@ plot '$tmp/w1.dat' using 2:xtic(1) title 'at the device (/sys/block stat)', \
      '' using 5 title 'log / WAL (engine)'
 EOF
 
-gnuplot <<EOF
-set terminal pngcairo size 900,520 font 'sans,10'
-set output '$prefix-latency.png'
-set title "Workload 1, profile $w1first: commit latency percentiles (median of rounds)\n{/*0.8 $label}"
-set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1
-set ylabel 'µs (log scale)'; set logscale y; set yrange [1000:*]; set grid ytics; set key top left
-plot '$tmp/w1.dat' using 6:xtic(1) title 'p50', '' using 7 title 'p99', '' using 8 title 'p99.9'
-EOF
-
 # ratio per round, per profile with both atomic and doublewrite (w1, 1 thread)
 awk -F, -v plist="$tmp/ratio.profiles" 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atomic" || $5 == "doublewrite") { v[$1 "," $3 "," $5] = $10; if (!($1 in seen)) { seen[$1] = 1; pl[++n] = $1 } if ($3 + 0 > mr) mr = $3 + 0 }
 	END { for (i = 1; i <= n; i++) { m = 0; for (r = 1; r <= mr; r++) { a = v[pl[i] "," r ",atomic"]; d = v[pl[i] "," r ",doublewrite"]; if (a && d) { print r, a / d; m++ } }
@@ -132,6 +132,87 @@ else
 } >"$tmp/ratio.gp"
 gnuplot "$tmp/ratio.gp"
 fi
+fi
+
+# Commit latency p50 / p99 / p99.9 in each counted round (round > 0), one
+# panel per PANEL (profile:threads) of workload WL, systems along x and the
+# rounds side by side within a system (round numbers on the top axis), log y
+# in ms, one y range for all panels.
+latency_plot() { # latency_plot OUT WL TITLE PANEL...
+	local out=$1 wl=$2 title=$3 n=0 panel p t ymin ymax rows cols
+	shift 3
+	: >"$tmp/lat.dat"
+	for panel in "$@"; do
+		p=${panel%:*} t=${panel##*:}
+		awk -F, -v wl="$wl" -v p="$p" -v t="$t" -v order="$order" -v dat="$tmp/lat.dat" -v idx=$n '
+		function ms(us) { return us + 0 > 0 ? us / 1000 : "NaN" }
+		NR == 1 || $3 + 0 == 0 || $1 != p || $2 != wl || $6 != t || $7 + 0 == 0 { next }
+		{
+			if (!($5 in seen)) { seen[$5] = 1; app[++na] = $5 }
+			r = $3 + 0; if (r > mr) mr = r
+			v[$5, r] = ms($11) " " ms($12) " " ms($13)
+		}
+		END {
+			n = split(order, o, " ")
+			for (i = 1; i <= n; i++) if (o[i] in seen) { sys[++ns] = o[i]; in_order[o[i]] = 1 }
+			for (i = 1; i <= na; i++) if (!(app[i] in in_order)) sys[++ns] = app[i]
+			w = mr > 1 ? 0.7 / (mr - 1) : 0
+			if (w > 0.2) w = 0.2
+			printf "# index %d\n", idx >>dat
+			for (i = 1; i <= ns; i++) {
+				xt = xt (i > 1 ? ", " : "") "\"" sys[i] "\" " i
+				for (r = 1; r <= mr; r++) {
+					x = i + (r - (mr + 1) / 2) * w
+					x2 = x2 (x2 != "" ? ", " : "") "\"" r "\" " x
+					if ((sys[i], r) in v) print x, v[sys[i], r], r, sys[i] >>dat
+				}
+				if (i > 1) printf "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb \"#c0c0c0\" back\n", i - 0.5, i - 0.5
+			}
+			printf "\n\n" >>dat
+			printf "set xrange [0.5:%g]; set xtics (%s) nomirror scale 0; set x2tics (%s) font \",7\" scale 0.5; set link x2\n", ns + 0.5, xt, x2
+		}' "$csv" >"$tmp/lat-$n.gp"
+		n=$((n + 1))
+	done
+	# y range: whole decades around all the points
+	read -r ymin ymax < <(awk '!/^#/ && NF >= 4 { for (i = 2; i <= 4; i++) if ($i != "NaN") { if (mn == "" || $i < mn) mn = $i; if ($i > mx) mx = $i } }
+		END { if (mn == "") print 1, 10; else print 10 ^ int(log(mn) / log(10) - (mn < 1 ? 1 : 0)), 10 ^ (int(log(mx) / log(10)) + 1) }' "$tmp/lat.dat")
+	cols=1 rows=$n
+	[ "$wl" = w2 ] && { cols=$(($# > 1 ? 2 : 1)); rows=$(((n + cols - 1) / cols)); }
+	{
+		echo "set terminal pngcairo size $((cols * 900 - (cols - 1) * 300)),$((100 + rows * 420)) font 'sans,10'"
+		echo "set output '$out'"
+		echo "set multiplot layout $rows,$cols title \"$title\\n{/*0.8 $label}\""
+		echo "set logscale y; set yrange [$ymin:$ymax]; set format y '%g'; set ylabel 'commit latency, ms (log scale)'"
+		echo "set grid ytics mytics lt 1 lc rgb '#c8c8c8' lw 1, lt 1 lc rgb '#ececec' lw 1; set xlabel 'system (top axis: round)'"
+		echo "set key outside right top vertical"
+		n=0
+		for panel in "$@"; do
+			p=${panel%:*} t=${panel##*:}
+			echo "unset arrow"
+			cat "$tmp/lat-$n.gp"
+			if [ "$wl" = w2 ]; then echo "set title 'profile $p, $t threads'"; else echo "set title 'profile $p'"; fi
+			echo "plot '$tmp/lat.dat' index $n using 1:2:(0):(\$4-\$2) with vectors nohead lc rgb '#b0b0b0' lw 1 title 'one round', \\"
+			echo "     '' index $n using 1:2 with points pt 7 ps 1.1 lc rgb '#0072b2' title 'p50', \\"
+			echo "     '' index $n using 1:3 with points pt 9 ps 1.3 lc rgb '#e69f00' title 'p99', \\"
+			echo "     '' index $n using 1:4 with points pt 5 ps 1.0 lc rgb '#d55e00' title 'p99.9'"
+			n=$((n + 1))
+		done
+		echo "unset multiplot"
+	} >"$tmp/lat.gp"
+	gnuplot "$tmp/lat.gp"
+}
+
+if [ -n "$w1profiles" ]; then
+	panels=
+	for p in $w1profiles; do panels="$panels $p:1"; done
+	latency_plot "$prefix-latency.png" w1 "Workload 1: commit latency p50 / p99 / p99.9 in each counted round (round 0, the warm-up, not shown)" $panels
+fi
+if [ -n "$w2profiles" ]; then
+	panels=
+	for p in $w2profiles; do
+		for t in $(awk -F, -v p="$p" '$1 == p && $2 == "w2" {print $4}' "$tmp/agg.csv" | sort -n | uniq); do panels="$panels $p:$t"; done
+	done
+	latency_plot "$prefix-latency-w2.png" w2 "Workload 2: commit latency p50 / p99 / p99.9 in each round, by committing threads" $panels
 fi
 
 # threads (w1 = 1 thread, w2 = 4, 16), first profile with workload 2
