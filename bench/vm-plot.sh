@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # bench/vm-plot.sh CSV PREFIX COMMIT STAMP - PNG plots (gnuplot) of a
-# bench/vm-bench.sh run:
-#   PREFIX-commits.png  w1 commits/s by system and profile (median, min-max bars)
-#   PREFIX-bytes.png    w1 bytes per commit: at the device, and the engine's
-#                       page / double-write / log split (untorn, SQLite)
-#   PREFIX-latency.png  w1 p50 / p99 / p99.9 latency by system (log scale)
+# bench/vm-bench.sh run.  Round 0 (the warm-up round) is not counted.
+# Workload 1 (1 thread), from the profiles that ran it:
+#   PREFIX-commits.png  commits/s by system and profile (median, min-max bars)
+#   PREFIX-bytes.png    bytes per commit, first such profile: at the device,
+#                       and the engine's page / double-write / log split
+#   PREFIX-latency.png  p50 / p99 / p99.9 commit latency of every system in
+#                       every counted round, one panel per profile (log ms)
 #   PREFIX-ratio.png    atomic/doublewrite ratio per round, median, +-10% band
-#   PREFIX-threads.png  w1+w2 commits/s against committing threads (if run)
-#   PREFIX-workloads.png ops/s per workload and system, first profile (if run)
+# Workload 2 (4 and 16 threads), if run:
+#   PREFIX-latency-w2.png  p50 / p99 / p99.9 per system in every round, one
+#                       panel per profile and thread count (log ms)
+#   PREFIX-threads.png  commits/s against committing threads (w1 + w2),
+#                       first profile with workload 2
+# Workloads 3-5, if run:
+#   PREFIX-workloads.png ops/s per workload and system, first profile
+# A plot whose data the CSV lacks (no workload 1, say) is skipped, with a
+# message on stderr for the workload 1 plots.
 set -euo pipefail
 csv=$1 prefix=$2 commit=$3 stamp=$4
 command -v gnuplot >/dev/null || { echo "vm-plot.sh: gnuplot missing (apt-get install gnuplot-nox)" >&2; exit 1; }
@@ -42,24 +51,31 @@ END {
 # agg: 1 profile 2 wl 3 system 4 threads 5 med 6 min 7 max 8 p50 9 p99 10 p999 11 devKiB 12 pgKiB 13 dwKiB 14 lgKiB
 
 order="atomic doublewrite unsafe sqlite lmdb rocksdb"
+# profiles in the order of the CSV: all of them, those with workload 1 (1
+# thread) and those with workload 2
 profiles=$(awk -F, '{print $1}' "$tmp/agg.csv" | awk '!s[$0]++' | tr '\n' ' ')
+w1profiles=$(awk -F, '$2 == "w1" && $4 == 1 {print $1}' "$tmp/agg.csv" | awk '!s[$0]++' | tr '\n' ' ')
+w2profiles=$(awk -F, '$2 == "w2" {print $1}' "$tmp/agg.csv" | awk '!s[$0]++' | tr '\n' ' ')
 first=${profiles%% *}
+w1first=${w1profiles%% *}
 
+if [ -z "$w1profiles" ]; then
+	echo "vm-plot.sh: no workload 1 in $csv: no commits, bytes, latency, ratio plots" >&2
+else
 # w1 by system: one row per system, columns per profile (med min max)
 for s in $order; do
 	line=$s
 	found=0
-	for p in $profiles; do
+	for p in $w1profiles; do
 		v=$(awk -F, -v p="$p" -v s="$s" '$1 == p && $2 == "w1" && $3 == s && $4 == 1 {print $5, $6, $7}' "$tmp/agg.csv")
 		[ -n "$v" ] && found=1 || v="NaN NaN NaN"
 		line="$line $v"
 	done
 	[ $found = 1 ] && echo "$line"
 done >"$tmp/commits.dat"
-awk -F, -v p="$first" '$1 == p && $2 == "w1" && $4 == 1 {print $3, $11, $12, $13, $14, $8, $9, $10}' "$tmp/agg.csv" |
+awk -F, -v p="$w1first" '$1 == p && $2 == "w1" && $4 == 1 {print $3, $11, $12, $13, $14, $8, $9, $10}' "$tmp/agg.csv" |
 	awk -v order="$order" 'BEGIN { n = split(order, o, " ") } { r[$1] = $0 } END { for (i = 1; i <= n; i++) if (o[i] in r) print r[o[i]] }' >"$tmp/w1.dat"
 
-np=$(echo $profiles | wc -w)
 {
 	echo "set terminal pngcairo size 900,520 font 'sans,10'"
 	echo "set output '$prefix-commits.png'"
@@ -68,7 +84,7 @@ np=$(echo $profiles | wc -w)
 	echo "set ylabel 'commits/s'; set yrange [0:*]; set grid ytics; set key top right"
 	printf "plot "
 	i=0
-	for p in $profiles; do
+	for p in $w1profiles; do
 		c=$((2 + 3 * i))
 		[ $i -gt 0 ] && printf ", "
 		printf "'%s' using %d:%d:%d:xtic(1) title 'profile %s'" "$tmp/commits.dat" $c $((c + 1)) $((c + 2)) "$p"
@@ -81,7 +97,7 @@ gnuplot "$tmp/commits.gp"
 gnuplot <<EOF
 set terminal pngcairo size 900,520 font 'sans,10'
 set output '$prefix-bytes.png'
-set title "Workload 1, profile $first: KiB written per commit\n{/*0.8 $label}"
+set title "Workload 1, profile $w1first: KiB written per commit\n{/*0.8 $label}"
 set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1
 set ylabel 'KiB per commit'; set yrange [0:*]; set grid ytics; set key top right
 plot '$tmp/w1.dat' using 2:xtic(1) title 'at the device (/sys/block stat)', \
@@ -89,18 +105,14 @@ plot '$tmp/w1.dat' using 2:xtic(1) title 'at the device (/sys/block stat)', \
      '' using 5 title 'log / WAL (engine)'
 EOF
 
-gnuplot <<EOF
-set terminal pngcairo size 900,520 font 'sans,10'
-set output '$prefix-latency.png'
-set title "Workload 1, profile $first: commit latency percentiles (median of rounds)\n{/*0.8 $label}"
-set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1
-set ylabel 'µs (log scale)'; set logscale y; set yrange [1000:*]; set grid ytics; set key top left
-plot '$tmp/w1.dat' using 6:xtic(1) title 'p50', '' using 7 title 'p99', '' using 8 title 'p99.9'
-EOF
-
-# ratio per round, per profile (w1, 1 thread)
-awk -F, 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atomic" || $5 == "doublewrite") { v[$1 "," $3 "," $5] = $10; if (!($1 in seen)) { seen[$1] = 1; pl[++n] = $1 } if ($3 + 0 > mr) mr = $3 + 0 }
-	END { for (i = 1; i <= n; i++) { for (r = 1; r <= mr; r++) { a = v[pl[i] "," r ",atomic"]; d = v[pl[i] "," r ",doublewrite"]; if (a && d) print r, a / d } print ""; print "" } }' "$csv" >"$tmp/ratio.dat"
+# ratio per round, per profile with both atomic and doublewrite (w1, 1 thread)
+awk -F, -v plist="$tmp/ratio.profiles" 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atomic" || $5 == "doublewrite") { v[$1 "," $3 "," $5] = $10; if (!($1 in seen)) { seen[$1] = 1; pl[++n] = $1 } if ($3 + 0 > mr) mr = $3 + 0 }
+	END { for (i = 1; i <= n; i++) { m = 0; for (r = 1; r <= mr; r++) { a = v[pl[i] "," r ",atomic"]; d = v[pl[i] "," r ",doublewrite"]; if (a && d) { print r, a / d; m++ } }
+		if (m) { print ""; print ""; print pl[i] >plist } } }' "$csv" >"$tmp/ratio.dat"
+rprofiles=$(cat "$tmp/ratio.profiles" 2>/dev/null || true)
+if [ -z "$rprofiles" ]; then
+	echo "vm-plot.sh: no round with both atomic and doublewrite in workload 1: no ratio plot" >&2
+else
 {
 	echo "set terminal pngcairo size 900,480 font 'sans,10'"
 	echo "set output '$prefix-ratio.png'"
@@ -108,7 +120,7 @@ awk -F, 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atom
 	echo "set xlabel 'round'; set ylabel 'atomic / doublewrite'; set grid; set key top right; set xtics 1; set yrange [0:*]"
 	printf "plot "
 	i=0
-	for p in $profiles; do
+	for p in $rprofiles; do
 		m=$(awk -v blk=$i 'BEGIN { b = 0 } /^$/ { e++; if (e == 2) { b++; e = 0 } next } { e = 0; if (b == blk) print $2 }' "$tmp/ratio.dat" |
 			sort -g | awk '{ a[++n] = $1 } END { if (n) print (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2); else print "NaN" }')
 		[ $i -gt 0 ] && printf ", "
@@ -119,50 +131,148 @@ awk -F, 'NR > 1 && $3 > 0 && $2 == "w1" && $6 == 1 && $7 + 0 > 0 && ($5 == "atom
 	echo
 } >"$tmp/ratio.gp"
 gnuplot "$tmp/ratio.gp"
+fi
+fi
 
-# threads (w1 = 1 thread, w2 = 4, 16), first profile
-if awk -F, -v p="$first" '$1 == p && $2 == "w2" { f = 1 } END { exit !f }' "$tmp/agg.csv"; then
+# Commit latency p50 / p99 / p99.9 in each counted round (round > 0), one
+# panel per PANEL (profile:threads) of workload WL, systems along x and the
+# rounds side by side within a system (round numbers on the top axis), log y
+# in ms, one y range for all panels.
+latency_plot() { # latency_plot OUT WL TITLE PANEL...
+	local out=$1 wl=$2 title=$3 n=0 panel p t ymin ymax rows cols
+	shift 3
+	: >"$tmp/lat.dat"
+	for panel in "$@"; do
+		p=${panel%:*} t=${panel##*:}
+		awk -F, -v wl="$wl" -v p="$p" -v t="$t" -v order="$order" -v dat="$tmp/lat.dat" -v idx=$n '
+		function ms(us) { return us + 0 > 0 ? us / 1000 : "NaN" }
+		NR == 1 || $3 + 0 == 0 || $1 != p || $2 != wl || $6 != t || $7 + 0 == 0 { next }
+		{
+			if (!($5 in seen)) { seen[$5] = 1; app[++na] = $5 }
+			r = $3 + 0; if (r > mr) mr = r
+			v[$5, r] = ms($11) " " ms($12) " " ms($13)
+		}
+		END {
+			n = split(order, o, " ")
+			for (i = 1; i <= n; i++) if (o[i] in seen) { sys[++ns] = o[i]; in_order[o[i]] = 1 }
+			for (i = 1; i <= na; i++) if (!(app[i] in in_order)) sys[++ns] = app[i]
+			w = mr > 1 ? 0.7 / (mr - 1) : 0
+			if (w > 0.2) w = 0.2
+			printf "# index %d\n", idx >>dat
+			for (i = 1; i <= ns; i++) {
+				xt = xt (i > 1 ? ", " : "") "\"" sys[i] "\" " i
+				for (r = 1; r <= mr; r++) {
+					x = i + (r - (mr + 1) / 2) * w
+					x2 = x2 (x2 != "" ? ", " : "") "\"" r "\" " x
+					if ((sys[i], r) in v) print x, v[sys[i], r], r, sys[i] >>dat
+				}
+				if (i > 1) printf "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb \"#c0c0c0\" back\n", i - 0.5, i - 0.5
+			}
+			printf "\n\n" >>dat
+			printf "set xrange [0.5:%g]; set xtics (%s) nomirror scale 0; set x2tics (%s) font \",7\" scale 0.5; set link x2\n", ns + 0.5, xt, x2
+		}' "$csv" >"$tmp/lat-$n.gp"
+		n=$((n + 1))
+	done
+	# y range: whole decades around all the points
+	read -r ymin ymax < <(awk '!/^#/ && NF >= 4 { for (i = 2; i <= 4; i++) if ($i != "NaN") { if (mn == "" || $i < mn) mn = $i; if ($i > mx) mx = $i } }
+		END { if (mn == "") print 1, 10; else print 10 ^ int(log(mn) / log(10) - (mn < 1 ? 1 : 0)), 10 ^ (int(log(mx) / log(10)) + 1) }' "$tmp/lat.dat")
+	cols=1 rows=$n
+	[ "$wl" = w2 ] && { cols=$(($# > 1 ? 2 : 1)); rows=$(((n + cols - 1) / cols)); }
+	{
+		echo "set terminal pngcairo size $((cols * 900 - (cols - 1) * 300)),$((100 + rows * 420)) font 'sans,10'"
+		echo "set output '$out'"
+		echo "set multiplot layout $rows,$cols title \"$title\\n{/*0.8 $label}\""
+		echo "set logscale y; set yrange [$ymin:$ymax]; set format y '%g'; set ylabel 'commit latency, ms (log scale)'"
+		echo "set grid ytics mytics lt 1 lc rgb '#c8c8c8' lw 1, lt 1 lc rgb '#ececec' lw 1; set xlabel 'system (top axis: round)'"
+		echo "set key outside right top vertical"
+		n=0
+		for panel in "$@"; do
+			p=${panel%:*} t=${panel##*:}
+			echo "unset arrow"
+			cat "$tmp/lat-$n.gp"
+			if [ "$wl" = w2 ]; then echo "set title 'profile $p, $t threads'"; else echo "set title 'profile $p'"; fi
+			echo "plot '$tmp/lat.dat' index $n using 1:2:(0):(\$4-\$2) with vectors nohead lc rgb '#b0b0b0' lw 1 title 'one round', \\"
+			echo "     '' index $n using 1:2 with points pt 7 ps 1.1 lc rgb '#0072b2' title 'p50', \\"
+			echo "     '' index $n using 1:3 with points pt 9 ps 1.3 lc rgb '#e69f00' title 'p99', \\"
+			echo "     '' index $n using 1:4 with points pt 5 ps 1.0 lc rgb '#d55e00' title 'p99.9'"
+			n=$((n + 1))
+		done
+		echo "unset multiplot"
+	} >"$tmp/lat.gp"
+	gnuplot "$tmp/lat.gp"
+}
+
+if [ -n "$w1profiles" ]; then
+	panels=
+	for p in $w1profiles; do panels="$panels $p:1"; done
+	latency_plot "$prefix-latency.png" w1 "Workload 1: commit latency p50 / p99 / p99.9 in each counted round (round 0, the warm-up, not shown)" $panels
+fi
+if [ -n "$w2profiles" ]; then
+	panels=
+	for p in $w2profiles; do
+		for t in $(awk -F, -v p="$p" '$1 == p && $2 == "w2" {print $4}' "$tmp/agg.csv" | sort -n | uniq); do panels="$panels $p:$t"; done
+	done
+	latency_plot "$prefix-latency-w2.png" w2 "Workload 2: commit latency p50 / p99 / p99.9 in each round, by committing threads" $panels
+fi
+
+# threads (w1 = 1 thread, w2 = 4, 16), first profile with workload 2
+if [ -n "$w2profiles" ]; then
+	w2first=${w2profiles%% *}
+	tsys=
 	for s in $order; do
-		awk -F, -v p="$first" -v s="$s" '$1 == p && ($2 == "w1" || $2 == "w2") && $3 == s {print $4, $5}' "$tmp/agg.csv" | sort -n
-		echo
-		echo
-	done >"$tmp/threads.dat"
+		awk -F, -v p="$w2first" -v s="$s" '$1 == p && ($2 == "w1" || $2 == "w2") && $3 == s {print $4, $5}' "$tmp/agg.csv" | sort -n >"$tmp/threads-$s.dat"
+		[ -s "$tmp/threads-$s.dat" ] && tsys="$tsys $s"
+	done
 	{
 		echo "set terminal pngcairo size 900,520 font 'sans,10'"
 		echo "set output '$prefix-threads.png'"
-		echo "set title \"Workloads 1+2, profile $first: durable single-put commits/s against committing threads\\n{/*0.8 $label}\""
+		echo "set title \"Workloads 1+2, profile $w2first: durable single-put commits/s against committing threads\\n{/*0.8 $label}\""
 		echo "set xlabel 'threads'; set ylabel 'commits/s'; set logscale x 2; set xrange [0.8:20]; set xtics (1, 4, 16); set grid; set key outside right; set yrange [0:*]"
 		printf "plot "
 		i=0
-		for s in $order; do
+		for s in $tsys; do
 			[ $i -gt 0 ] && printf ", "
-			printf "'%s' index %d using 1:2 with linespoints lw 2 pt 7 title '%s'" "$tmp/threads.dat" $i "$s"
+			printf "'%s' using 1:2 with linespoints lw 2 pt 7 title '%s'" "$tmp/threads-$s.dat" "$s"
 			i=$((i + 1))
 		done
 		echo
 	} >"$tmp/threads.gp"
-	gnuplot "$tmp/threads.gp" 2>/dev/null || true
+	gnuplot "$tmp/threads.gp"
 fi
 
-# ops/s by workload (1 thread), first profile
+# ops/s by workload (1 thread), first profile; columns for the workloads run
 if awk -F, -v p="$first" '$1 == p && ($2 == "w3" || $2 == "w4" || $2 == "w5") { f = 1 } END { exit !f }' "$tmp/agg.csv"; then
+	wls=$(awk -F, -v p="$first" '$1 == p && $4 == 1 && ($2 == "w1" || $2 == "w3" || $2 == "w4" || $2 == "w5") {print $2}' "$tmp/agg.csv" | sort -u | tr '\n' ' ')
 	for s in $order; do
 		line=$s found=0
-		for w in w1 w3 w4 w5; do
+		for w in $wls; do
 			v=$(awk -F, -v p="$first" -v s="$s" -v w="$w" '$1 == p && $2 == w && $3 == s && $4 == 1 {print $5}' "$tmp/agg.csv")
 			[ -n "$v" ] && found=1 || v=NaN
 			line="$line $v"
 		done
 		[ $found = 1 ] && echo "$line"
 	done >"$tmp/wl.dat"
-	gnuplot <<EOF
-set terminal pngcairo size 900,520 font 'sans,10'
-set output '$prefix-workloads.png'
-set title "Profile $first: operations/s by workload (1 thread; median of rounds; w4 counts loaded keys)\n{/*0.8 $label}"
-set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1
-set ylabel 'ops/s (log scale)'; set logscale y; set grid ytics; set key outside right
-plot '$tmp/wl.dat' using 2:xtic(1) title 'w1 update, 4x cache', '' using 3 title 'w3 update, in cache', \
-     '' using 4 title 'w4 bulk load', '' using 5 title 'w5 90% get'
-EOF
+	{
+		echo "set terminal pngcairo size 900,520 font 'sans,10'"
+		echo "set output '$prefix-workloads.png'"
+		echo "set title \"Profile $first: operations/s by workload (1 thread; median of rounds; w4 counts loaded keys)\\n{/*0.8 $label}\""
+		echo "set style data histogram; set style histogram clustered gap 1; set style fill solid 0.6 border -1"
+		echo "set ylabel 'ops/s (log scale)'; set logscale y; set grid ytics; set key outside right"
+		printf "plot "
+		c=2
+		for w in $wls; do
+			case $w in
+			w1) t='w1 update, 4x cache' ;;
+			w3) t='w3 update, in cache' ;;
+			w4) t='w4 bulk load' ;;
+			w5) t='w5 90% get' ;;
+			esac
+			[ $c -gt 2 ] && printf ", "
+			printf "'%s' using %d%s title '%s'" "$tmp/wl.dat" $c "$([ $c = 2 ] && echo ':xtic(1)')" "$t"
+			c=$((c + 1))
+		done
+		echo
+	} >"$tmp/wl.gp"
+	gnuplot "$tmp/wl.gp"
 fi
 ls "$prefix"-*.png >&2
