@@ -3,7 +3,8 @@
  * costs, side by side with SQLite (and LMDB, RocksDB when built with them),
  * on one filesystem, in one run.
  *
- * Workloads (-W; every one from the seed, 16-byte keys, 100-byte values):
+ * Workloads (-W; keys from the seed, 16-byte keys, 100-byte values new to
+ * every run, run_nonce):
  *   update   (default) single-put transactions (begin, put of a random
  *            existing key with a new value, commit) with sync=1.  With the
  *            data several times the cache (-s >> -c) page flushing
@@ -1454,6 +1455,24 @@ static void *drv_main(void *arg)
 	return NULL;
 }
 
+/* Where a thread's value versions start: a run must never write a value
+ * its key already holds.  Runs share files across rounds, thread counts
+ * and invocations (--no-copy), and the key sequence is the seed's, the
+ * same in every run: versions counted from a fixed start made later runs
+ * rewrite the values earlier ones left, and an engine that skips an
+ * update which changes nothing (SQLite does: its commit then writes no
+ * frame and syncs nothing) was measured committing without writing.  A
+ * random start per run and thread, from the clock: no two runs' versions
+ * meet within 2^64, and each version makes a different value. */
+static uint64_t run_nonce(int thread)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return mix64(((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+		     ((uint64_t)getpid() << 32) ^ (uint64_t)(thread + 1) * 0x9e3779b97f4a7c15ull);
+}
+
 static int run_system(const struct cfg *c, const struct sysdef *d, const char *path,
 		      int nth, struct result *r)
 {
@@ -1482,7 +1501,7 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 		/* one thread: the same key sequence as before --threads existed */
 		th[opened].g.s = nth == 1 ? c->seed * 7 + 1 :
 			c->seed * 1000003 + (uint64_t)opened * 7919 + 11;
-		th[opened].ver = nth == 1 ? 0 : (uint64_t)(opened + 1) << 40;
+		th[opened].ver = run_nonce(opened);
 		if (!(th[opened].tc = d->thr_open(&s)))
 			goto close;
 	}
