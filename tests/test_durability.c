@@ -538,8 +538,9 @@ static void test_checkpoint_during_batch(void **s)
 	assert_true(checkpoints_done(db) > before);
 
 	ut_pager_set_batch_hook(p, gate_hook, &g);
-	/* about 40 leaves: more than half the cache dirty, not all of it */
-	put_gen(db, 0, 5, 200, 'A');
+	/* about 55 leaves: more than three quarters of the cache dirty (the
+	 * cleaner's mark), not all of it */
+	put_gen(db, 0, 5, 275, 'A');
 	pthread_mutex_lock(&g.mu);
 	while (!g.entered)
 		pthread_cond_wait(&g.cv, &g.mu);

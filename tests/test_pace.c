@@ -325,7 +325,7 @@ static void test_commit_goes_first(void **s)
 	assert_int_equal(ut_pager_checkpoint_async(p, &started), UT_OK);
 	wait_checkpoint(p); /* the cleaner thread runs */
 
-	/* far more dirty pages than half the cache: the cleaner writes them
+	/* far more dirty pages than the cleaner's mark: it writes them
 	 * all, in batches the device's 4 MB/s bounds at 5 pages; a committer
 	 * starts to wait in the third */
 	pthread_mutex_lock(&d.mu);
@@ -347,7 +347,7 @@ static void test_commit_goes_first(void **s)
 	assert_true(d.flushed_at < NPAGES / 2);
 
 	/* every batch of the cleaner, the one the commit waited for among
-	 * them, within the bound (it stops near half the cache dirty: wait
+	 * them, within the bound (it stops near three quarters of the cache dirty: wait
 	 * until no batch came for 25 pages' time) */
 	for (size_t seen = SIZE_MAX; seen != d.batches;) {
 		seen = d.batches;
@@ -362,11 +362,74 @@ static void test_commit_goes_first(void **s)
 	ut_simdisk_free(disk);
 }
 
+/* Batches the cleaner completes within 25 pages' device time: none
+ * once it has nothing above its mark to write.  d->mu held. */
+static void wait_quiet(struct dev *d)
+{
+	for (size_t seen = SIZE_MAX; seen != d->batches;) {
+		seen = d->batches;
+		pthread_mutex_unlock(&d->mu);
+		usleep(25 * PAGE_NS / 1000);
+		pthread_mutex_lock(&d->mu);
+	}
+}
+
+/* The cleaner leaves the cache up to three quarters dirty: a page written
+ * while commits still change it is written twice.  Past the mark it
+ * writes down to it, not the whole cache. */
+static void test_dirty_mark(void **s)
+{
+	(void)s;
+	ut_simdisk *disk = ut_simdisk_new();
+	struct dev d;
+	struct slowvfs sv = { { sv_open, sv_remove, sv_exists, sv_sync_dir },
+			      ut_simdisk_vfs(disk), &d };
+	ut_log_hooks hooks = { .ctx = &d, .log_commit = log_commit,
+			       .log_flush_to = log_flush_to,
+			       .log_waiting = log_waiting };
+	ut_pager_config cfg = { .cache_bytes = 64 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1,
+				.hooks = &hooks };
+	ut_pager *p;
+	int started;
+
+	memset(&d, 0, sizeof(d));
+	pthread_mutex_init(&d.mu, NULL);
+	pthread_cond_init(&d.cv, NULL);
+	assert_int_equal(ut_pager_open(&sv.v, DATA, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_checkpoint_async(p, &started), UT_OK);
+	wait_checkpoint(p); /* the cleaner thread runs */
+	pthread_mutex_lock(&d.mu);
+	wait_quiet(&d);
+	d.written = d.batches = 0;
+	pthread_mutex_unlock(&d.mu);
+
+	/* 40 of 64 frames dirty: more than half, not three quarters */
+	dirty_pages(p, 40);
+	pthread_mutex_lock(&d.mu);
+	wait_quiet(&d);
+	assert_int_equal(d.written, 0);
+	pthread_mutex_unlock(&d.mu);
+
+	/* 60 dirty: written down to 48, within a batch of the mark */
+	dirty_pages(p, 20);
+	pthread_mutex_lock(&d.mu);
+	while (!d.batches)
+		pthread_cond_wait(&d.cv, &d.mu);
+	wait_quiet(&d);
+	assert_true(d.written >= 60 - 48);
+	assert_true(d.written <= 60 - 48 + BOUND);
+	pthread_mutex_unlock(&d.mu);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	ut_simdisk_free(disk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pace_arithmetic),
 		cmocka_unit_test(test_commit_goes_first),
+		cmocka_unit_test(test_dirty_mark),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
