@@ -301,65 +301,40 @@ static void dirty_pages(ut_pager *p, int n)
 	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
 }
 
-static void test_commit_goes_first(void **s)
-{
-	(void)s;
-	ut_simdisk *disk = ut_simdisk_new();
+/* A pager of 64 frames on the slow device, its cleaner thread running. */
+struct rig {
+	ut_simdisk *disk;
 	struct dev d;
-	struct slowvfs sv = { { sv_open, sv_remove, sv_exists, sv_sync_dir },
-			      ut_simdisk_vfs(disk), &d };
-	ut_log_hooks hooks = { .ctx = &d, .log_commit = log_commit,
-			       .log_flush_to = log_flush_to,
-			       .log_waiting = log_waiting };
+	struct slowvfs sv;
+	ut_log_hooks hooks;
+	ut_pager *p;
+};
+
+static void rig_open(struct rig *r)
+{
 	ut_pager_config cfg = { .cache_bytes = 64 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1,
-				.hooks = &hooks };
-	struct timespec until;
-	ut_pager *p;
+				.hooks = &r->hooks };
 	int started;
 
-	memset(&d, 0, sizeof(d));
-	pthread_mutex_init(&d.mu, NULL);
-	pthread_cond_init(&d.cv, NULL);
-	assert_int_equal(ut_pager_open(&sv.v, DATA, &cfg, &p), UT_OK);
-	assert_int_equal(ut_pager_checkpoint_async(p, &started), UT_OK);
-	wait_checkpoint(p); /* the cleaner thread runs */
+	memset(r, 0, sizeof(*r));
+	r->disk = ut_simdisk_new();
+	r->sv = (struct slowvfs){ { sv_open, sv_remove, sv_exists, sv_sync_dir },
+				  ut_simdisk_vfs(r->disk), &r->d };
+	r->hooks = (ut_log_hooks){ .ctx = &r->d, .log_commit = log_commit,
+				   .log_flush_to = log_flush_to,
+				   .log_waiting = log_waiting };
+	pthread_mutex_init(&r->d.mu, NULL);
+	pthread_cond_init(&r->d.cv, NULL);
+	assert_int_equal(ut_pager_open(&r->sv.v, DATA, &cfg, &r->p), UT_OK);
+	assert_int_equal(ut_pager_checkpoint_async(r->p, &started), UT_OK);
+	wait_checkpoint(r->p); /* the cleaner thread runs */
+}
 
-	/* far more dirty pages than the cleaner's mark: it writes them
-	 * all, in batches the device's 4 MB/s bounds at 5 pages; a committer
-	 * starts to wait in the third */
-	pthread_mutex_lock(&d.mu);
-	d.written = d.batches = d.biggest = 0;
-	pthread_mutex_unlock(&d.mu);
-	dirty_pages(p, NPAGES);
-	pthread_mutex_lock(&d.mu);
-	while (d.batches < 2)
-		pthread_cond_wait(&d.cv, &d.mu);
-	d.armed = 1;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 30;
-	while (!d.flushed &&
-	       pthread_cond_timedwait(&d.cv, &d.mu, &until) == 0)
-		;
-	/* the log write went out as soon as the batch in flight was done */
-	assert_true(d.flushed);
-	assert_int_equal(d.flushed_at, d.mark_end);
-	assert_true(d.flushed_at < NPAGES / 2);
-
-	/* every batch of the cleaner, the one the commit waited for among
-	 * them, within the bound (it stops near three quarters of the cache dirty: wait
-	 * until no batch came for 25 pages' time) */
-	for (size_t seen = SIZE_MAX; seen != d.batches;) {
-		seen = d.batches;
-		pthread_mutex_unlock(&d.mu);
-		usleep(25 * PAGE_NS / 1000);
-		pthread_mutex_lock(&d.mu);
-	}
-	assert_true(d.written >= NPAGES / 2);
-	assert_true(d.biggest <= BOUND);
-	pthread_mutex_unlock(&d.mu);
-	assert_int_equal(ut_pager_close(p), UT_OK);
-	ut_simdisk_free(disk);
+static void rig_close(struct rig *r)
+{
+	assert_int_equal(ut_pager_close(r->p), UT_OK);
+	ut_simdisk_free(r->disk);
 }
 
 /* Batches the cleaner completes within 25 pages' device time: none
@@ -374,54 +349,77 @@ static void wait_quiet(struct dev *d)
 	}
 }
 
+static void test_commit_goes_first(void **s)
+{
+	(void)s;
+	struct rig r;
+	struct dev *dv = &r.d;
+	struct timespec until;
+
+	rig_open(&r);
+
+	/* far more dirty pages than the cleaner's mark: it writes them
+	 * all, in batches the device's 4 MB/s bounds at 5 pages; a committer
+	 * starts to wait in the third */
+	pthread_mutex_lock(&dv->mu);
+	dv->written = dv->batches = dv->biggest = 0;
+	pthread_mutex_unlock(&dv->mu);
+	dirty_pages(r.p, NPAGES);
+	pthread_mutex_lock(&dv->mu);
+	while (dv->batches < 2)
+		pthread_cond_wait(&dv->cv, &dv->mu);
+	dv->armed = 1;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 30;
+	while (!dv->flushed &&
+	       pthread_cond_timedwait(&dv->cv, &dv->mu, &until) == 0)
+		;
+	/* the log write went out as soon as the batch in flight was done */
+	assert_true(dv->flushed);
+	assert_int_equal(dv->flushed_at, dv->mark_end);
+	assert_true(dv->flushed_at < NPAGES / 2);
+
+	/* every batch of the cleaner, the one the commit waited for among
+	 * them, within the bound (it stops at its mark) */
+	wait_quiet(dv);
+	assert_true(dv->written >= NPAGES / 2);
+	assert_true(dv->biggest <= BOUND);
+	pthread_mutex_unlock(&dv->mu);
+	rig_close(&r);
+}
+
 /* The cleaner leaves the cache up to three quarters dirty: a page written
  * while commits still change it is written twice.  Past the mark it
  * writes down to it, not the whole cache. */
 static void test_dirty_mark(void **s)
 {
 	(void)s;
-	ut_simdisk *disk = ut_simdisk_new();
-	struct dev d;
-	struct slowvfs sv = { { sv_open, sv_remove, sv_exists, sv_sync_dir },
-			      ut_simdisk_vfs(disk), &d };
-	ut_log_hooks hooks = { .ctx = &d, .log_commit = log_commit,
-			       .log_flush_to = log_flush_to,
-			       .log_waiting = log_waiting };
-	ut_pager_config cfg = { .cache_bytes = 64 * UT_PAGE_SIZE,
-				.protect = UT_PROTECT_UNSAFE, .create = 1,
-				.hooks = &hooks };
-	ut_pager *p;
-	int started;
+	struct rig r;
+	struct dev *dv = &r.d;
 
-	memset(&d, 0, sizeof(d));
-	pthread_mutex_init(&d.mu, NULL);
-	pthread_cond_init(&d.cv, NULL);
-	assert_int_equal(ut_pager_open(&sv.v, DATA, &cfg, &p), UT_OK);
-	assert_int_equal(ut_pager_checkpoint_async(p, &started), UT_OK);
-	wait_checkpoint(p); /* the cleaner thread runs */
-	pthread_mutex_lock(&d.mu);
-	wait_quiet(&d);
-	d.written = d.batches = 0;
-	pthread_mutex_unlock(&d.mu);
+	rig_open(&r);
+	pthread_mutex_lock(&dv->mu);
+	wait_quiet(dv);
+	dv->written = dv->batches = 0;
+	pthread_mutex_unlock(&dv->mu);
 
 	/* 40 of 64 frames dirty: more than half, not three quarters */
-	dirty_pages(p, 40);
-	pthread_mutex_lock(&d.mu);
-	wait_quiet(&d);
-	assert_int_equal(d.written, 0);
-	pthread_mutex_unlock(&d.mu);
+	dirty_pages(r.p, 40);
+	pthread_mutex_lock(&dv->mu);
+	wait_quiet(dv);
+	assert_int_equal(dv->written, 0);
+	pthread_mutex_unlock(&dv->mu);
 
 	/* 60 dirty: written down to 48, within a batch of the mark */
-	dirty_pages(p, 20);
-	pthread_mutex_lock(&d.mu);
-	while (!d.batches)
-		pthread_cond_wait(&d.cv, &d.mu);
-	wait_quiet(&d);
-	assert_true(d.written >= 60 - 48);
-	assert_true(d.written <= 60 - 48 + BOUND);
-	pthread_mutex_unlock(&d.mu);
-	assert_int_equal(ut_pager_close(p), UT_OK);
-	ut_simdisk_free(disk);
+	dirty_pages(r.p, 20);
+	pthread_mutex_lock(&dv->mu);
+	while (!dv->batches)
+		pthread_cond_wait(&dv->cv, &dv->mu);
+	wait_quiet(dv);
+	assert_true(dv->written >= 60 - 48);
+	assert_true(dv->written <= 60 - 48 + BOUND);
+	pthread_mutex_unlock(&dv->mu);
+	rig_close(&r);
 }
 
 int main(void)
