@@ -22,11 +22,19 @@
  *   3. ut_open is timed (this is recovery: evidence, redo, checkpoint),
  *      then the handle is closed (not timed).
  * Every open is printed (seconds, the pages read for the evidence and by
- * redo), then the median per size and mode and the ratio of the largest
+ * redo, the pages written in place and to the double-write file, the
+ * syncs and bound raises: recovery's and its final checkpoint's), then the median per size and mode and the ratio of the largest
  * size to the smallest.  The files are removed at the end (--keep: not).
  *
+ * --reuse (implies --keep): a database built earlier with the same size
+ * and -v, as its "-built" marker file records, is used as it is, not
+ * built again (building 4 GiB takes minutes; every round starts with a
+ * checkpoint, so what earlier runs left in it does not matter).  -m bound
+ * or -m full runs one evidence mode only (the full read of 4 GiB takes
+ * ~20 s a round).
+ *
  *   bench_recovery [-d DIR] [-s 256M,4G] [-l 64M] [-H 128M] [-v 1000]
- *                  [-c 64M] [--rounds 3] [--keep]
+ *                  [-c 64M] [--rounds 3] [-m bound|full] [--keep] [--reuse]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +57,7 @@
 
 static const char *dir = "/var/tmp";
 static uint64_t sizes[MAX_SIZES] = { 256ull << 20, 4ull << 30 };
-static int nsizes = 2, rounds = 3, keep;
+static int nsizes = 2, rounds = 3, keep, reuse, mode_lo = 0, mode_hi = 1;
 static uint64_t log_bytes = 64ull << 20, hot_bytes = 128ull << 20;
 static size_t vlen = 1000, cache = 64u << 20;
 
@@ -100,27 +108,70 @@ static void db_path(char *buf, size_t n, uint64_t size)
 		 (unsigned long long)(size >> 20));
 }
 
+static void marker_path(char *buf, size_t n, const char *path)
+{
+	snprintf(buf, n, "%.400s-built", path);
+}
+
 static void remove_db(const char *path)
 {
 	char b[600];
 
 	unlink(path);
+	marker_path(b, sizeof(b), path);
+	unlink(b);
 	snprintf(b, sizeof(b), "%.400s-wal", path);
 	unlink(b);
 	snprintf(b, sizeof(b), "%.400s-dw", path);
 	unlink(b);
 }
 
+/* Whether path holds a complete build of n keys of vlen-byte values: the
+ * marker is written only after the build's clean close. */
+static int built_before(const char *path, uint64_t n)
+{
+	unsigned long long mn = 0, mv = 0;
+	char b[600];
+	FILE *m;
+	int ok;
+
+	marker_path(b, sizeof(b), path);
+	if (!(m = fopen(b, "r")))
+		return 0;
+	ok = fscanf(m, "%llu %llu", &mn, &mv) == 2 && mn == n && mv == vlen;
+	fclose(m);
+	return ok && access(path, F_OK) == 0;
+}
+
+static void mark_built(const char *path, uint64_t n)
+{
+	char b[600];
+	FILE *m;
+
+	marker_path(b, sizeof(b), path);
+	if (!(m = fopen(b, "w")) ||
+	    fprintf(m, "%llu %zu\n", (unsigned long long)n, vlen) < 0 ||
+	    fclose(m)) {
+		fprintf(stderr, "bench_recovery: cannot write %s\n", b);
+		exit(1);
+	}
+}
+
 /* Keys in order, transactions of 20000 puts, no sync until the close. */
 static void build(const char *path, uint64_t size)
 {
 	uint64_t n = nkeys_of(size);
-	uint8_t *v = malloc(vlen);
+	uint8_t *v;
 	double t0 = now();
 	ut_options o;
 	ut_db *db;
 	int rc;
 
+	if (reuse && built_before(path, n)) {
+		printf("reusing %s: %llu keys\n", path, (unsigned long long)n);
+		return;
+	}
+	v = malloc(vlen);
 	remove_db(path);
 	ut_options_default(&o);
 	o.protect = UT_PROTECT_UNSAFE;
@@ -146,6 +197,7 @@ static void build(const char *path, uint64_t size)
 	}
 	if ((rc = ut_close(db)))
 		die("build: close", rc);
+	mark_built(path, n);
 	free(v);
 	printf("built %s: %llu keys in %.1f s\n", path, (unsigned long long)n,
 	       now() - t0);
@@ -242,8 +294,9 @@ static void parse_args(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--keep")) {
+		if (!strcmp(a, "--keep") || !strcmp(a, "--reuse")) {
 			keep = 1;
+			reuse |= !strcmp(a, "--reuse");
 			continue;
 		}
 		if (!val) {
@@ -269,6 +322,9 @@ static void parse_args(int argc, char **argv)
 			vlen = (size_t)parse_size(val);
 		} else if (!strcmp(a, "-c")) {
 			cache = (size_t)parse_size(val);
+		} else if (!strcmp(a, "-m") &&
+			   (!strcmp(val, "bound") || !strcmp(val, "full"))) {
+			mode_lo = mode_hi = !strcmp(val, "full");
 		} else if (!strcmp(a, "--rounds")) {
 			rounds = atoi(val);
 		} else {
@@ -304,7 +360,7 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < rounds; r++)
 		for (int s = 0; s < nsizes; s++)
-			for (int m = 0; m < 2; m++) {
+			for (int m = mode_lo; m <= mode_hi; m++) {
 				ut_io_counters c;
 				ut_options o;
 				ut_db *db;
@@ -328,12 +384,18 @@ int main(int argc, char **argv)
 				if (getloadavg(la, 1) < 1)
 					la[0] = 0;
 				printf("round %d  %6llu MiB  %-9s  open %7.3f s  "
-				       "evidence reads %8llu  redo reads %6llu  load %.2f\n",
+				       "evidence reads %8llu  redo reads %6llu  "
+				       "page writes %6llu  dw writes %6llu  syncs %5llu  "
+				       "bound writes %4llu  load %.2f\n",
 				       r + 1, (unsigned long long)(sizes[s] >> 20), mode[m],
 				       secs[s][m][r], (unsigned long long)c.scan_reads,
-				       (unsigned long long)c.page_reads, la[0]);
+				       (unsigned long long)c.page_reads,
+				       (unsigned long long)c.page_writes,
+				       (unsigned long long)c.dw_page_writes,
+				       (unsigned long long)c.syncs,
+				       (unsigned long long)c.bound_writes, la[0]);
 			}
-	for (int m = 0; m < 2; m++) {
+	for (int m = mode_lo; m <= mode_hi; m++) {
 		double first = median(secs[0][m], rounds);
 
 		for (int s = 0; s < nsizes; s++) {

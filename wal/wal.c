@@ -937,13 +937,77 @@ static size_t check_record(const unsigned char *r, size_t avail, uint64_t lsn,
 	return pos == len ? plen : 0;
 }
 
-/* A read-ahead window over the file. */
+/* A read-ahead window over the file.  Recovery reads its log twice over,
+ * the walk ahead of replay (pages to prefetch) and replay itself, and a
+ * direct log has no page cache between the two: replay's window copies
+ * from the walk's (from) where that holds the bytes, and the walk's
+ * refills keep what replay, at keep, has yet to reach, so that each byte
+ * of the log is read from the file once. */
 typedef struct reader {
 	ut_file *f;
 	unsigned char *buf;
 	size_t cap, len;
 	uint64_t off;
+	const struct reader *from; /* a window over f to copy from, or NULL */
+	uint64_t keep;             /* refills keep [keep, end); 0: nothing */
 } reader;
+
+static int rd_reserve(reader *r, size_t need)
+{
+	size_t cap = r->cap ? r->cap : (1u << 20);
+	unsigned char *p;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap == r->cap)
+		return UT_OK;
+	if (!(p = realloc(r->buf, cap)))
+		return UT_ENOMEM;
+	r->buf = p;
+	r->cap = cap;
+	return UT_OK;
+}
+
+/* How much of the window a refill at off keeps: [keep, end) when off
+ * continues the window and keep lies in it. */
+static size_t rd_kept(const reader *r, uint64_t off)
+{
+	uint64_t end = r->off + r->len;
+
+	if (!r->keep || r->keep < r->off || r->keep > off || off > end)
+		return 0;
+	return (size_t)(end - r->keep);
+}
+
+/* Refill r's window so that it starts at off (at keep, when kept) and
+ * holds want bytes from off, short only at the end of the file: copied
+ * from r->from when that holds them all, else read. */
+static int rd_fill(reader *r, uint64_t off, size_t want)
+{
+	const reader *s = r->from;
+	size_t kept = rd_kept(r, off);
+	uint64_t start = kept ? r->keep : off;
+	int64_t n;
+	int rc;
+
+	if ((rc = rd_reserve(r, (size_t)(off - start) + want)))
+		return rc;
+	if (s && off >= s->off && off + want <= s->off + s->len) {
+		n = (int64_t)(s->off + s->len - off);
+		if (n > (int64_t)r->cap)
+			n = (int64_t)r->cap;
+		memcpy(r->buf, s->buf + (off - s->off), (size_t)n);
+	} else {
+		memmove(r->buf, r->buf + (start - r->off), kept);
+		n = read_any(r->f, r->buf + kept, r->cap - kept, start + kept);
+		if (n < 0)
+			return (int)n;
+		n += (int64_t)kept;
+	}
+	r->off = start;
+	r->len = (size_t)n;
+	return UT_OK;
+}
 
 /* Make [off, off+want) readable; returns pointer and sets *avail (may be
  * short at end of file), or NULL with *rc on error. */
@@ -951,27 +1015,12 @@ static const unsigned char *rd_get(reader *r, uint64_t off, size_t want,
 				   size_t *avail, int *rc)
 {
 	if (off < r->off || off + want > r->off + r->len) {
-		size_t cap = r->cap ? r->cap : (1u << 20);
-		int64_t n;
+		int e = rd_fill(r, off, want);
 
-		while (cap < want)
-			cap *= 2;
-		if (cap != r->cap) {
-			unsigned char *p = realloc(r->buf, cap);
-			if (!p) {
-				*rc = UT_ENOMEM;
-				return NULL;
-			}
-			r->buf = p;
-			r->cap = cap;
-		}
-		n = read_any(r->f, r->buf, r->cap, off);
-		if (n < 0) {
-			*rc = (int)n;
+		if (e) {
+			*rc = e;
 			return NULL;
 		}
-		r->off = off;
-		r->len = (size_t)n;
 	}
 	*avail = r->len - (size_t)(off - r->off);
 	return r->buf + (off - r->off);
@@ -1372,6 +1421,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	inf.stop_reason = UT_WAL_STOP_END;
 	ah.rd.f = w->f;
 	ah.lsn = from_lsn;
+	rd.from = &ah.rd;
 
 	for (;;) {
 		uint64_t off = off_of(w, lsn), lost_end = 0;
@@ -1380,6 +1430,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		int later;
 
 		/* hints in steps of a quarter of the distance: few calls */
+		ah.rd.keep = off;
 		if (ah.lsn < lsn + UT_WAL_PREFETCH_AHEAD / 4 * 3)
 			ahead_to(w, &ah, lsn + UT_WAL_PREFETCH_AHEAD, size);
 		if (off >= size)
