@@ -23,8 +23,9 @@
  *      then the handle is closed (not timed).
  * Every open is printed (seconds, the pages read for the evidence and by
  * redo, the pages written in place and to the double-write file, the
- * syncs and bound raises: recovery's and its final checkpoint's), then the median per size and mode and the ratio of the largest
- * size to the smallest.  The files are removed at the end (--keep: not).
+ * syncs and bound raises: recovery's and its final checkpoint's), then
+ * the median per size and mode and the ratio of the largest size to the
+ * smallest.  The files are removed at the end (--keep: not).
  *
  * --reuse (implies --keep): a database built earlier with the same size
  * and -v, as its "-built" marker file records, is used as it is, not

@@ -992,7 +992,8 @@ static int rd_fill(reader *r, uint64_t off, size_t want)
 
 	if ((rc = rd_reserve(r, (size_t)(off - start) + want)))
 		return rc;
-	if (s && off >= s->off && off + want <= s->off + s->len) {
+	/* a copy lands at buf[0] = off: only a window that keeps nothing */
+	if (s && !kept && off >= s->off && off + want <= s->off + s->len) {
 		n = (int64_t)(s->off + s->len - off);
 		if (n > (int64_t)r->cap)
 			n = (int64_t)r->cap;
