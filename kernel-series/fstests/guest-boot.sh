@@ -25,6 +25,12 @@ mount --bind /sys /newroot/sys
 mount --bind /dev /newroot/dev
 mount -t tmpfs tmpfs /newroot/tmp
 mount -t tmpfs tmpfs /newroot/run
+# devtmpfs has no /dev/fd: bash's process substitution <(...), which
+# fstests uses (e.g. _require_fio's engine check), needs it.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 [ -d /sys/kernel/debug ] && mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
 cp /bin/guest-check.sh /newroot/tmp/guest-check.sh   # from the initramfs: no image rebuild when it changes
 chroot /newroot /bin/bash /tmp/guest-check.sh "$@"

@@ -81,8 +81,14 @@ for s in $sections; do
 		-D "fstroot=$root" -D "fst-test=$d/fst-test.img" -D "fst-scratch=$d/fst-scratch.img" \
 		-D "fst-testrt=$d/fst-testrt.img" -D "fst-scratchrt=$d/fst-scratchrt.img" \
 		-a "$NVME_AID_PARAM=$NVME_AID_ON" -t "$tmo" -o "$out/boot-$s" \
-		-- /bin/guest-boot.sh "$s" $TESTS | tee "$out/$s.out"
-	brc=${PIPESTATUS[0]}
+		-- /bin/guest-boot.sh "$s" $TESTS > >(tee "$out/$s.out") &
+	# In the background so that a signal to this script is handled at
+	# once (the trap kills this boot's QEMU), not after the boot.
+	bpid=$!
+	trap 'kill "$(cat "$out/boot-$s/qemu.pid" 2>/dev/null)" 2>/dev/null; exit 130' INT TERM
+	wait "$bpid"
+	brc=$?
+	trap - INT TERM
 	log "section $s: guest status $brc after $(( $(date +%s) - t0 ))s"
 	[ "$brc" = 0 ] || rc=1
 	rm -f "$d"/*.img
