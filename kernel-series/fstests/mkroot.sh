@@ -37,7 +37,7 @@ done
 [ -x "$fst/ltp/fsx" ] || { echo "mkroot.sh: $fst is not built (no ltp/fsx)" >&2; exit 1; }
 
 # Debian packages whose programs fstests' common/ code and these tests call.
-PKGS="bash coreutils util-linux mount gawk sed grep bc perl-base findutils
+PKGS="dash bash coreutils util-linux mount gawk sed grep bc perl-base findutils
 diffutils e2fsprogs attr acl procps psmisc hostname xz-utils gzip libc-bin
 bsdutils bsdextrautils debianutils tar ncurses-bin sysvinit-utils xxd file
 libmagic1 libmagic-mgc"
@@ -74,8 +74,10 @@ for pkg in $PKGS; do
 		copy_path "$f"
 	done
 done
-# Debian's alternatives (/etc/alternatives/...) are not in dpkg -L.
+# Debian's alternatives (/etc/alternatives/...) and dash's diverted
+# /bin/sh are not in dpkg -L; xfs_info, xfs_admin, ... are /bin/sh scripts.
 ln -sf gawk "$stage/usr/bin/awk"
+ln -sf dash "$stage/usr/bin/sh"
 for f in /etc/mke2fs.conf /etc/e2scrub.conf /etc/nsswitch.conf; do [ -e "$f" ] && copy_path "$f"; done
 
 mkdir -p "$stage/opt/fst" "$stage/fstests"
