@@ -106,7 +106,7 @@ static void value_of(uint8_t *v, uint32_t len, int key, uint32_t ver)
 
 static void key_of(char *k, int key)
 {
-	snprintf(k, 8, "k%03d", key);
+	snprintf(k, 16, "k%03d", key);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -136,7 +136,7 @@ static uint64_t model_digest(const struct model *m)
 	for (int i = 0; i <= NTAB; i++) { /* default first, then t0.. */
 		int ti = i ? i - 1 : NTAB;
 		const struct mtab *t = &m->t[ti];
-		char name[8], k[8];
+		char name[16], k[16];
 
 		if (ti == NTAB)
 			h = fnv(h, "default", 7);
@@ -257,7 +257,7 @@ static int apply_op(ut_txn *tx, const struct op *o)
 {
 	static uint8_t v[32768];
 	ut_table *tb = NULL;
-	char name[8], k[8];
+	char name[16], k[16];
 	int rc;
 
 	if (o->tab >= 0) {
