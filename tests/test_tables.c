@@ -369,7 +369,9 @@ static void gen_name(char *n, uint32_t g)
 }
 
 /* Each commit g creates table gen<g> with GEN_KEYS keys, drops gen<g-1>,
- * and writes g under "gen" in the default table. */
+ * creates or drops a few "pad" tables with long names (so the catalog
+ * grows past one page and shrinks back: its root changes), and writes g
+ * and the number of pads under "gen" in the default table. */
 static void *race_reader(void *arg)
 {
 	struct race *rc = arg;
@@ -381,16 +383,17 @@ static void *race_reader(void *arg)
 		char name[32];
 		void *v;
 		size_t n;
-		uint32_t g;
+		uint32_t g, gp[2], listed = 0;
 
 		assert_int_equal(ut_begin(rc->db, UT_RDONLY, &r), UT_OK);
 		if (ut_get(r, "gen", 3, &v, &n) == UT_NOTFOUND) {
 			ut_abort(r);
 			continue;
 		}
-		assert_int_equal(n, sizeof(g));
-		memcpy(&g, v, sizeof(g));
+		assert_int_equal(n, sizeof(gp));
+		memcpy(gp, v, sizeof(gp));
 		free(v);
+		g = gp[0];
 		gen_name(name, g);
 		assert_int_equal(ut_table_open(r, name, 0, &tb), UT_OK);
 		assert_int_equal(count_keys(r, tb), GEN_KEYS);
@@ -398,9 +401,13 @@ static void *race_reader(void *arg)
 		assert_int_equal(ti.keys, GEN_KEYS);
 		gen_name(name, g - 1);
 		assert_int_equal(ut_table_open(r, name, 0, &tb), UT_NOTFOUND);
-		/* exactly one table listed */
-		assert_int_equal(ut_table_next(r, NULL, &ti), UT_OK);
-		assert_int_equal(ut_table_next(r, ti.name, &ti), UT_NOTFOUND);
+		/* exactly the tables of this state listed */
+		for (int lrc = ut_table_next(r, NULL, &ti); lrc != UT_NOTFOUND;
+		     lrc = ut_table_next(r, ti.name, &ti)) {
+			assert_int_equal(lrc, UT_OK);
+			listed++;
+		}
+		assert_int_equal(listed, 1 + gp[1]);
 		ut_abort(r);
 		rc->checks++;
 	}
@@ -414,6 +421,7 @@ static void test_snapshot_race(void **s)
 	struct race rc = { .db = open_db(path) };
 	pthread_t th[2];
 	int checks = 0;
+	uint32_t npads = 0;
 
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, race_reader, &rc), 0);
@@ -436,7 +444,25 @@ static void test_snapshot_race(void **s)
 			assert_int_equal(ut_table_open(t, name, 0, &tb), UT_OK);
 			assert_int_equal(ut_table_drop(t, tb), UT_OK);
 		}
-		assert_int_equal(ut_put(t, "gen", 3, &g, sizeof(g)), UT_OK);
+		for (int i = 0; i < 4; i++) {
+			char pad[256];
+
+			/* 0..80 pads of 200-byte names: about 70 fill a page */
+			int grow = (g / 20) % 2 == 0;
+			memset(pad, 'p', 200);
+			snprintf(pad + 200, 56, "%05u", grow ? npads : npads - 1);
+			if (grow) {
+				assert_int_equal(ut_table_open(t, pad, UT_CREATE, &tb),
+						 UT_OK);
+				npads++;
+			} else if (npads) {
+				assert_int_equal(ut_table_open(t, pad, 0, &tb), UT_OK);
+				assert_int_equal(ut_table_drop(t, tb), UT_OK);
+				npads--;
+			}
+		}
+		uint32_t gp[2] = { g, npads };
+		assert_int_equal(ut_put(t, "gen", 3, gp, sizeof(gp)), UT_OK);
 		assert_int_equal(ut_commit(t), UT_OK);
 	}
 	rc.stop = 1;
