@@ -361,6 +361,7 @@ struct race {
 	ut_db *db;
 	volatile int stop;
 	int checks;
+	char bad[400]; /* a reader's failure */
 };
 
 static void gen_name(char *n, uint32_t g)
@@ -372,6 +373,34 @@ static void gen_name(char *n, uint32_t g)
  * creates or drops a few "pad" tables with long names (so the catalog
  * grows past one page and shrinks back: its root changes), and writes g
  * and the number of pads under "gen" in the default table. */
+/* In a reader thread: a failure is recorded for the main thread (cmocka's
+ * asserts belong to it). */
+#define RCHECK_EQ(a, b)                                                   \
+	do {                                                              \
+		long long a_ = (long long)(a), b_ = (long long)(b);       \
+		if (a_ != b_) {                                           \
+			snprintf(rc->bad, sizeof(rc->bad), "line %d: %s = %lld, " \
+				 "not %lld (%s)", __LINE__, #a, a_, b_,      \
+				 ut_errdetail());                         \
+			rc->stop = 1;                                     \
+			return NULL;                                      \
+		}                                                         \
+	} while (0)
+
+static uint64_t count_keys_rc(ut_txn *t, ut_table *tb)
+{
+	ut_cursor *c;
+	uint64_t n = 0;
+	int rc;
+
+	if (ut_tcursor_open(t, tb, &c))
+		return UINT64_MAX;
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c))
+		n++;
+	ut_cursor_close(c);
+	return rc == UT_NOTFOUND ? n : UINT64_MAX;
+}
+
 static void *race_reader(void *arg)
 {
 	struct race *rc = arg;
@@ -385,29 +414,29 @@ static void *race_reader(void *arg)
 		size_t n;
 		uint32_t g, gp[2], listed = 0;
 
-		assert_int_equal(ut_begin(rc->db, UT_RDONLY, &r), UT_OK);
+		RCHECK_EQ(ut_begin(rc->db, UT_RDONLY, &r), UT_OK);
 		if (ut_get(r, "gen", 3, &v, &n) == UT_NOTFOUND) {
 			ut_abort(r);
 			continue;
 		}
-		assert_int_equal(n, sizeof(gp));
+		RCHECK_EQ(n, sizeof(gp));
 		memcpy(gp, v, sizeof(gp));
 		free(v);
 		g = gp[0];
 		gen_name(name, g);
-		assert_int_equal(ut_table_open(r, name, 0, &tb), UT_OK);
-		assert_int_equal(count_keys(r, tb), GEN_KEYS);
-		assert_int_equal(ut_table_stat(r, tb, &ti), UT_OK);
-		assert_int_equal(ti.keys, GEN_KEYS);
+		RCHECK_EQ(ut_table_open(r, name, 0, &tb), UT_OK);
+		RCHECK_EQ(count_keys_rc(r, tb), GEN_KEYS);
+		RCHECK_EQ(ut_table_stat(r, tb, &ti), UT_OK);
+		RCHECK_EQ(ti.keys, GEN_KEYS);
 		gen_name(name, g - 1);
-		assert_int_equal(ut_table_open(r, name, 0, &tb), UT_NOTFOUND);
+		RCHECK_EQ(ut_table_open(r, name, 0, &tb), UT_NOTFOUND);
 		/* exactly the tables of this state listed */
 		for (int lrc = ut_table_next(r, NULL, &ti); lrc != UT_NOTFOUND;
 		     lrc = ut_table_next(r, ti.name, &ti)) {
-			assert_int_equal(lrc, UT_OK);
+			RCHECK_EQ(lrc, UT_OK);
 			listed++;
 		}
-		assert_int_equal(listed, 1 + gp[1]);
+		RCHECK_EQ(listed, 1 + gp[1]);
 		ut_abort(r);
 		rc->checks++;
 	}
@@ -468,6 +497,8 @@ static void test_snapshot_race(void **s)
 	rc.stop = 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	if (rc.bad[0])
+		fail_msg("reader: %s", rc.bad);
 	checks = rc.checks;
 	print_message("readers checked %d snapshots\n", checks);
 	assert_true(checks > 0);
