@@ -51,28 +51,56 @@ left() { echo $((stop_s - $(date +%s))); }
 stopped() { [ -e "$ctl/stop" ] || [ "$(left)" -le 0 ]; }
 spc() { local v="SPC_$1"; echo "${!v:-$(case $1 in atomic) echo 20 ;; doublewrite) echo 28 ;; *) echo 24 ;; esac)}"; }
 
-# commit_pass OUT MODE SEED: ledger, commit, merge into main
+# commit_pass OUT MODE SEED: ledger, commit, merge into main, all under
+# the merge lock with main first merged into the branch, so that the merge
+# into main is this commit alone on top of main (no conflict can come)
+# (a lock not had within 10 min: the pass waits in CTL/pending for the
+# next one)
 commit_pass() {
-	local out=$1 mode=$2 s=$3 dirs d n v t rep status subj
+	local rc=0 line
+	echo "$*" >>"$ctl/pending"
+	exec 8>/work/merge.lock
+	if ! flock -w 600 8; then
+		log "merge lock busy for 10 min: $1 waits for the next pass"
+		exec 8>&-
+		return 1
+	fi
+	while read -r line; do
+		# shellcheck disable=SC2086
+		_commit_pass $line || rc=1
+	done <"$ctl/pending"
+	: >"$ctl/pending"
+	flock -u 8
+	exec 8>&-
+	return $rc
+}
+_commit_pass() {
+	local out=$1 mode=$2 s=$3 dirs d n v t rep status subj res
 	(cd "$ledgerwt" && git merge -q --no-edit main >>"$LOG" 2>&1) ||
-		{ log "merge of main into the ledger branch failed; aborted"; (cd "$ledgerwt" && git merge --abort) 2>/dev/null; }
+		{ log "merge of main into the ledger branch failed; aborted, nothing committed"; (cd "$ledgerwt" && git merge --abort) 2>/dev/null; return 1; }
 	dirs=$(bash "$runwt/crashtests/ledger-add.sh" --results "$ledgerwt/crashtests/results" "$out" 2>>"$LOG") ||
 		{ log "ledger-add failed for $out"; return 1; }
+	# the README tables, once the ledger's tools are on main
+	if grep -q '^<!-- ledger:begin -->$' "$ledgerwt/crashtests/README.md" 2>/dev/null; then
+		bash "$ledgerwt/crashtests/crash-table.sh" --update-readmes >>"$LOG" 2>&1 ||
+			{ log "crash-table --update-readmes failed; README left as it was"; git -C "$ledgerwt" checkout -q -- README.md crashtests/README.md; }
+	fi
 	for d in $dirs; do
 		n=$(grep -v '^mode,' "$d/cycles.csv" | grep -c . || true)
 		v=$(awk -F, -v m="$mode" 'NR > 1 && ($16 == "VIOLATION" || (m != "unsafe" && $16 == "tear")) { c++ } END { print c + 0 }' "$d/cycles.csv")
 		t=$(awk -F, 'NR > 1 && $16 == "tear" { c++ } END { print c + 0 }' "$d/cycles.csv")
 		rep=$(awk -F, 'NR > 1 && $20 > 0 { c++; p += $20 } END { printf "%d pages in %d cycles", p, c }' "$d/cycles.csv")
 		status=$(sed -n 's/^status=//p' "$d/meta.txt")
+		res=$(sed -n 's/^result=//p' "$d/meta.txt"); res=${res:-no verdict (stopped)}
 		subj="crashtests: ledger: $fs $mode seed $s, $n cycles, $v violations"
-		(cd "$ledgerwt" && git add "crashtests/results" &&
-			git commit -q -m "$subj" -m "One pass of the VM kill campaign (issue 36), $status: $(sed -n 's/^result=//p' "$d/meta.txt" | sed 's/^$/no verdict (stopped)/'); cycles with torn pages $t, torn pages repaired $rep.
+		(cd "$ledgerwt" && git add crashtests/results README.md crashtests/README.md &&
+			git commit -q -m "$subj" -m "One pass of the VM kill campaign (issue 36), $status: $res; cycles with torn pages $t, torn pages repaired $rep.
 Kernel key of $fs $(sed -n 's/^fs_kernel_key=//p' "$d/meta.txt") (cache $(sed -n 's/^kernel_cache_key=//p' "$d/meta.txt")), engine $(sed -n 's/^engine_commit=//p' "$d/meta.txt"), harness $(sed -n 's/^harness_commit=//p' "$d/meta.txt").
 Committed as it finished so that the cycles count even if the session ends." >>"$LOG" 2>&1) ||
 			{ log "commit failed for $d"; return 1; }
 		log "committed: $subj ($status)"
 	done
-	if flock /work/merge.lock -c "cd '$MAIN' && git merge -q --no-ff campaign-ledger -m 'Merge branch campaign-ledger: $fs $mode seed $s'" >>"$LOG" 2>&1; then
+	if (cd "$MAIN" && git merge -q --no-ff campaign-ledger -m "Merge branch campaign-ledger: $fs $mode seed $s") >>"$LOG" 2>&1; then
 		log "merged into main: $(git -C "$MAIN" rev-parse --short HEAD)"
 	else
 		log "merge into main FAILED; aborting it (the commit stays on campaign-ledger)"
