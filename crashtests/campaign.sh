@@ -22,7 +22,8 @@
 # interrupted).  CTL/pause: no new pass while it exists.  CTL/stop: stop
 # as at --stop.  Log: CTL/driver.log.  Environment: UNTORN_VM_DIR
 # (/var/tmp/untorn-vm-campaign), MERGE_MAIN (/work/main), SPC_atomic,
-# SPC_doublewrite, SPC_unsafe (s/cycle for sizing, default 20/28/24).
+# SPC_doublewrite, SPC_unsafe (s/cycle for sizing, default 20/28/24),
+# SETUP_S (a pass's setup, 40).
 set -uo pipefail
 fs="" runwt="" ledgerwt="" stop="" kills=30 seed=70000 modes="atomic doublewrite unsafe"
 ctl=/var/tmp/untorn-campaign
@@ -117,7 +118,7 @@ while :; do
 	mode=${mlist[$((i % ${#mlist[@]}))]}
 	s=$((seed + i))
 	# size the pass to the time left (setup about 40 s)
-	k=$(( ($(left) - 40) / $(spc "$mode") ))
+	k=$(( ($(left) - ${SETUP_S:-40}) / $(spc "$mode") ))
 	((k > kills)) && k=$kills
 	if ((k < 3)); then log "only $(left) s left: no new pass"; break; fi
 	ref=$(cat "$ctl/ref" 2>/dev/null || echo main)
