@@ -299,20 +299,21 @@ int ut_open(const char *path, const ut_options *o, ut_db **out)
 
 int ut_close(ut_db *db)
 {
-	int rc, rc2;
+	int rc, rc2, open;
 
 	ut_clear_errdetail();
 
 	if (!db)
 		return UT_EINVAL;
 	pthread_mutex_lock(&db->mu);
-	if (db->ntxn) {
-		pthread_mutex_unlock(&db->mu);
-		ut_set_errdetail("%s: %d transactions still open",
-				 ut_pager_path(db->pager), db->ntxn);
+	open = db->ntxn;
+	pthread_mutex_unlock(&db->mu);
+	if (open) {
+		ut_set_errdetail("%s: %d transactions still open (a commit "
+				 "counts until it returns)",
+				 ut_pager_path(db->pager), open);
 		return UT_EBUSY;
 	}
-	pthread_mutex_unlock(&db->mu);
 	rc = ut_pager_close(db->pager); /* final checkpoint, header clean */
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
