@@ -8,7 +8,10 @@
  * one leave nothing behind: the versions kept are at most the pages changed
  * since the long reader began, a small snapshot_bytes suffices, and the
  * long reader (or ut_backup) never gets UT_ESNAPSHOT and reads exactly its
- * snapshot.  The oracle is the list of commits: commit s writes one key
+ * snapshot.  With readers beginning and ending at random between commits
+ * that each replace one version of one page, the versions kept are exactly
+ * those a live reader sees (a model counts them after every step).
+ * The oracle is the list of commits: commit s writes one key
  * (a value that is a function of key and s) and s itself under SEQ_KEY, so
  * the state at any s is found by replaying the list.
  */
@@ -254,6 +257,101 @@ static void test_long_beside_short(void **state)
 	free(path);
 }
 
+/* ---- readers coming and going at random: the exact count ----------- */
+
+#define HOT 8
+#define SLOTS 6
+
+/* Hot key j lives alone in its leaf (keys 150 apart, ~15 per leaf), and
+ * an update of the same size changes that leaf only, so each commit
+ * replaces one version of one page: the versions kept must be exactly the
+ * (page, version) pairs some live reader sees. */
+static int hot_key(int j)
+{
+	return 150 * j + 75;
+}
+
+static void test_random_readers_exact(void **state)
+{
+	(void)state;
+	char *path = tmp_db_path("life", "exact");
+	const int nkeys = 150 * HOT;
+	ut_db *db = open_db(path, 64 * UT_PAGE_SIZE, 0, 0);
+	uint32_t hist[HOT][4096]; /* commits that wrote hot key j */
+	unsigned nh[HOT] = { 0 };
+	ut_txn *rd[SLOTS] = { 0 };
+	uint32_t snap[SLOTS], seq = 0, x = 99;
+	uint64_t most = 0;
+	uint8_t v[VLEN];
+
+	load(db, nkeys);
+	for (int step = 0; step < 4000; step++) {
+		uint32_t r = mix(x++) % 10, slot = mix(x++) % SLOTS;
+		uint64_t want = 0;
+
+		if (r < 3 && !rd[slot]) {
+			assert_int_equal(ut_begin(db, UT_RDONLY, &rd[slot]), UT_OK);
+			snap[slot] = seq;
+		} else if (r < 6 && rd[slot]) {
+			ut_abort(rd[slot]);
+			rd[slot] = NULL;
+		} else if (r >= 6 && seq < 4000 * HOT) {
+			int j = (int)(mix(x++) % HOT);
+			char k[16];
+			ut_txn *w;
+
+			key_of(k, hot_key(j));
+			value_of(v, hot_key(j), ++seq);
+			assert_int_equal(ut_begin(db, 0, &w), UT_OK);
+			assert_int_equal(ut_put(w, k, strlen(k), v, VLEN), UT_OK);
+			assert_int_equal(ut_commit(w), UT_OK);
+			assert_true(nh[j] < 4096);
+			hist[j][nh[j]++] = seq;
+		}
+		/* version [c, u) of page j is kept iff a live reader's
+		 * snapshot lies in it */
+		for (int j = 0; j < HOT; j++)
+			for (unsigned n = 0; n < nh[j]; n++) {
+				uint32_t c = n ? hist[j][n - 1] : 0, u = hist[j][n];
+				int seen = 0;
+
+				for (int i = 0; i < SLOTS; i++)
+					seen |= rd[i] && snap[i] >= c && snap[i] < u;
+				want += seen;
+			}
+		assert_int_equal(versions_kept(db, NULL), want);
+		most = want > most ? want : most;
+		if (step % 16)
+			continue;
+		/* and every live reader reads its snapshot */
+		for (int i = 0; i < SLOTS; i++)
+			for (int j = 0; rd[i] && j < HOT; j++) {
+				uint32_t wseq = 0;
+				char k[16];
+				void *got;
+				size_t vl;
+
+				for (unsigned n = 0; n < nh[j] && hist[j][n] <= snap[i]; n++)
+					wseq = hist[j][n];
+				key_of(k, hot_key(j));
+				assert_int_equal(ut_get(rd[i], k, strlen(k), &got, &vl), UT_OK);
+				value_of(v, hot_key(j), wseq);
+				assert_int_equal(vl, VLEN);
+				assert_memory_equal(got, v, VLEN);
+				free(got);
+			}
+	}
+	fprintf(stderr, "random readers: %u commits, up to %llu versions kept, "
+		"each as the model says\n", seq, (unsigned long long)most);
+	for (int i = 0; i < SLOTS; i++)
+		if (rd[i])
+			ut_abort(rd[i]);
+	assert_int_equal(versions_kept(db, NULL), 0);
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
 /* ---- a hot backup beside an ordinary durable writer ----------------- */
 
 struct writer {
@@ -347,6 +445,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_long_beside_short),
+		cmocka_unit_test(test_random_readers_exact),
 		cmocka_unit_test(test_backup_beside_short_readers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
