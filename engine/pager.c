@@ -48,6 +48,7 @@ void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
+	pager_wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 }
 int ut_pager_poisoned(ut_pager *p)
@@ -77,8 +78,8 @@ static void pager_free_all(ut_pager *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
-	while (p->vhead)
-		pager_kept_pop(p);
+	if (p->vbuckets)
+		pager_kept_free_all(p);
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
