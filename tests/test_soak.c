@@ -46,6 +46,7 @@
  *   UT_SOAK_SEED     base seed (default 1); printed on every failure
  *   UT_SOAK_FAULT_ROUNDS  rounds of the fault cases, each with new seeds
  *                    (default 1)
+ *   UT_SOAK_FAULT_CASE  run only the fault case of this seed (as printed)
  *   UT_SOAK_STRICT   1: short readers and backups must never get
  *                    UT_ESNAPSHOT; 2: the long reader neither (the budget,
  *                    SNAP_PAGES, is almost 4 times the data's ~200 pages,
@@ -85,6 +86,10 @@
 #define MAXVAL (128 * 1024)
 #define CACHE_PAGES 48   /* ~200 pages of data: constant eviction */
 #define SNAP_PAGES 768   /* a few times the data: what live snapshots need */
+/* The fault cases: fewer frames and a log sync of a device's time, so
+ * that readers wait for frames while a commit waits for the log. */
+#define FAULT_CACHE_PAGES 24
+#define LOG_SYNC_US 2000
 
 static uint32_t mix(uint32_t x)
 {
@@ -298,6 +303,7 @@ static struct {
 	_Atomic int kind;
 	_Atomic int64_t countdown; /* operations of that kind still allowed */
 	_Atomic int64_t tripped_ms; /* 0 until the first injected failure */
+	int log_sync_us;            /* each log sync takes this long */
 } fv;
 
 struct ffile {
@@ -360,6 +366,11 @@ static int ff_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 
 static int ff_sync(ut_file *f)
 {
+	/* a log sync that takes a device's time: commits wait for it
+	 * while readers wait for frames, the moment a failure must wake
+	 * them all */
+	if (FF(f)->role == R_LOG && fv.log_sync_us)
+		usleep((useconds_t)fv.log_sync_us);
 	if (fault_hit(FF(f)->role, 1, f->path))
 		return UT_EIO;
 	return ut_file_sync(FF(f)->in);
@@ -1069,7 +1080,7 @@ static void run_soak(const struct cfg *c)
 	fault_mode = c->fault != F_NONE;
 	strict = (int)env_long("UT_SOAK_STRICT", SOAK_STRICT_DEFAULT);
 	ut_options_default(&o);
-	o.cache_bytes = CACHE_PAGES * UT_PAGE_SIZE;
+	o.cache_bytes = (fault_mode ? FAULT_CACHE_PAGES : CACHE_PAGES) * UT_PAGE_SIZE;
 	o.snapshot_bytes = SNAP_PAGES * UT_PAGE_SIZE;
 	o.sync = c->sync;
 	if (fault_mode) {
@@ -1082,6 +1093,7 @@ static void run_soak(const struct cfg *c)
 		fv.d = d;
 		fv.v = (ut_vfs){ fv_open, fv_remove, fv_exists, fv_sync_dir };
 		snprintf(fv.db, sizeof(fv.db), "/soak.db");
+		fv.log_sync_us = LOG_SYNC_US;
 		db_path = strdup(fv.db);
 		run_vfs = &fv.v;
 		assert_int_equal(ut_db_open_vfs(run_vfs, db_path, &o, &db), UT_OK);
@@ -1218,6 +1230,10 @@ static void test_soak_faults(void **s)
 	for (int k = F_LOG_WRITE; k <= F_CUT; k++)
 		for (int dw = 0; dw < 2; dw++) {
 			uint32_t seed = base * 1000 + (uint32_t)(r * 100 + k * 2 + dw);
+			long only = env_long("UT_SOAK_FAULT_CASE", 0);
+
+			if (only && only != (long)seed)
+				continue;
 			struct cfg c = { .seed = seed, .seconds = secs, .fault = k,
 					 .doublewrite = dw, .sync = 1,
 					 .after = k == F_PAGE_SYNC ? 1 + mix(seed) % 4
