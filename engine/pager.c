@@ -48,6 +48,7 @@ void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
+	pager_wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 }
 int ut_pager_poisoned(ut_pager *p)

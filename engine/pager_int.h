@@ -248,6 +248,7 @@ int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **ou
 /* cleaner.c */
 int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);
 void pager_note_fatal(ut_pager *p, int rc);
+void pager_wake_all(ut_pager *p);
 int pager_fatal_rc(ut_pager *p);
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
 size_t pager_dirty_high(const ut_pager *p);
