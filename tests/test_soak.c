@@ -27,9 +27,9 @@
  *    page, and the budget covers that for all of them at once.
  *
  * The fault variant runs the same load on the simulated disk
- * (io/ut_simdisk.h) through a vfs wrapper that makes the log's writes or
- * syncs, or the data pages' writes or syncs, fail with UT_EIO after a
- * seeded number of them (or cuts the power).  Every thread must end with a
+ * (io/ut_simdisk.h) whose fault hook makes the log's writes or syncs, or
+ * the data pages' (and double-write copies') writes or syncs, fail with
+ * UT_EIO after a seeded number of them, from then on (or cuts the power).  Every thread must end with a
  * clear error (UT_EIO or UT_EFATAL; readers may also end cleanly when the
  * handle still serves reads), never a wrong read, and ut_close then
  * returns.  The database reopened with the faults gone holds a state
@@ -287,7 +287,7 @@ struct thr {
 	char end_detail[256];
 };
 
-/* ---- fault injection: a vfs over the simulated disk ------------------ */
+/* ---- fault injection: the simulated disk's fault hook ---------------- */
 
 enum role { R_OTHER, R_DATA, R_LOG, R_DW };
 enum fkind { F_NONE, F_LOG_WRITE, F_LOG_SYNC, F_PAGE_WRITE, F_PAGE_SYNC, F_CUT };
@@ -296,8 +296,6 @@ static const char *const fkind_name[] = { "none", "log write", "log sync",
 					  "power cut" };
 
 static struct {
-	ut_vfs v;
-	ut_vfs *in;
 	ut_simdisk *d;
 	char db[64];
 	_Atomic int kind;
@@ -306,16 +304,30 @@ static struct {
 	int log_sync_us;            /* each log sync takes this long */
 } fv;
 
-struct ffile {
-	ut_file f;
-	ut_file *in;
-	int role;
-};
-
-static int fault_hit(int role, int is_sync, const char *path)
+static int role_of(const char *path)
 {
-	int k = fv.kind, match;
+	size_t n = strlen(fv.db);
 
+	if (strncmp(path, fv.db, n))
+		return R_OTHER;
+	return !path[n] ? R_DATA : !strcmp(path + n, "-wal") ? R_LOG
+		: !strcmp(path + n, "-dw") ? R_DW : R_OTHER;
+}
+
+/* Called by the simulated disk before each write, write batch, truncate
+ * and sync of any file. */
+static int fault_hook(void *ctx, enum ut_simdisk_op op, const char *path)
+{
+	int role = role_of(path), k = fv.kind, is_sync = op == UT_SIMDISK_OP_SYNC;
+	int match;
+
+	(void)ctx;
+	if (op == UT_SIMDISK_OP_TRUNCATE)
+		return 0;
+	/* a log sync that takes a device's time: commits wait for it while
+	 * readers wait for frames, the moment a failure must wake them all */
+	if (role == R_LOG && is_sync && fv.log_sync_us)
+		usleep((useconds_t)fv.log_sync_us);
 	match = (k == F_LOG_WRITE && role == R_LOG && !is_sync) ||
 		(k == F_LOG_SYNC && role == R_LOG && is_sync) ||
 		(k == F_PAGE_WRITE && (role == R_DATA || role == R_DW) && !is_sync) ||
@@ -327,7 +339,7 @@ static int fault_hit(int role, int is_sync, const char *path)
 	__atomic_compare_exchange_n(&fv.tripped_ms, &zero, t, 0,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	ut_set_errdetail("%s: injected %s failure", path, fkind_name[k]);
-	return 1;
+	return UT_EIO;
 }
 
 static int fault_tripped(void)
@@ -339,87 +351,6 @@ static int fault_tripped(void)
 	}
 	return fv.tripped_ms != 0;
 }
-
-#define FF(f) ((struct ffile *)(f))
-
-static int64_t ff_read(ut_file *f, void *buf, size_t len, uint64_t off)
-{
-	return ut_file_read(FF(f)->in, buf, len, off);
-}
-
-static int ff_write(ut_file *f, const void *buf, size_t len, uint64_t off,
-		    unsigned wflags)
-{
-	if (fault_hit(FF(f)->role, 0, f->path) ||
-	    ((wflags & UT_WRITE_DSYNC) && fault_hit(FF(f)->role, 1, f->path)))
-		return UT_EIO;
-	return ut_file_write(FF(f)->in, buf, len, off, wflags);
-}
-
-static int ff_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
-			  unsigned wflags)
-{
-	if (fault_hit(FF(f)->role, 0, f->path))
-		return UT_EIO;
-	return ut_file_write_batch(FF(f)->in, w, n, wflags);
-}
-
-static int ff_sync(ut_file *f)
-{
-	/* a log sync that takes a device's time: commits wait for it
-	 * while readers wait for frames, the moment a failure must wake
-	 * them all */
-	if (FF(f)->role == R_LOG && fv.log_sync_us)
-		usleep((useconds_t)fv.log_sync_us);
-	if (fault_hit(FF(f)->role, 1, f->path))
-		return UT_EIO;
-	return ut_file_sync(FF(f)->in);
-}
-
-static int ff_size(ut_file *f, uint64_t *b) { return ut_file_size(FF(f)->in, b); }
-static int ff_truncate(ut_file *f, uint64_t b) { return ut_file_truncate(FF(f)->in, b); }
-static int ff_atomic_info(ut_file *f, ut_atomic_info *ai)
-{
-	return ut_file_atomic_info(FF(f)->in, ai);
-}
-
-static void ff_close(ut_file *f)
-{
-	ut_file_close(FF(f)->in);
-	free(f);
-}
-
-static const struct ut_file_ops ff_ops = {
-	ff_read, ff_write, ff_write_batch, ff_sync, ff_size, ff_truncate,
-	ff_atomic_info, ff_close, NULL,
-};
-
-static int fv_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)
-{
-	struct ffile *ff = calloc(1, sizeof(*ff));
-	size_t n = strlen(fv.db);
-	int rc;
-
-	(void)v;
-	if (!ff)
-		return UT_ENOMEM;
-	if ((rc = fv.in->open(fv.in, path, oflags, &ff->in))) {
-		free(ff);
-		return rc;
-	}
-	ff->f = *ff->in;
-	ff->f.ops = &ff_ops;
-	ff->role = R_OTHER;
-	if (!strncmp(path, fv.db, n))
-		ff->role = !path[n] ? R_DATA : !strcmp(path + n, "-wal") ? R_LOG
-			 : !strcmp(path + n, "-dw") ? R_DW : R_OTHER;
-	*out = &ff->f;
-	return UT_OK;
-}
-
-static int fv_remove(ut_vfs *v, const char *path) { (void)v; return fv.in->remove(fv.in, path); }
-static int fv_exists(ut_vfs *v, const char *path) { (void)v; return fv.in->exists(fv.in, path); }
-static int fv_sync_dir(ut_vfs *v, const char *path) { (void)v; return fv.in->sync_dir(fv.in, path); }
 
 /* ---- failures and errors --------------------------------------------- */
 
@@ -1089,13 +1020,12 @@ static void run_soak(const struct cfg *c)
 		if (c->doublewrite)
 			ut_simdisk_set_atomic(d, 0, 0);
 		memset(&fv, 0, sizeof(fv));
-		fv.in = ut_simdisk_vfs(d);
 		fv.d = d;
-		fv.v = (ut_vfs){ fv_open, fv_remove, fv_exists, fv_sync_dir };
 		snprintf(fv.db, sizeof(fv.db), "/soak.db");
 		fv.log_sync_us = LOG_SYNC_US;
+		ut_simdisk_set_fault_hook(d, fault_hook, NULL);
 		db_path = strdup(fv.db);
-		run_vfs = &fv.v;
+		run_vfs = ut_simdisk_vfs(d);
 		assert_int_equal(ut_db_open_vfs(run_vfs, db_path, &o, &db), UT_OK);
 	} else {
 		db_path = tmp_db_path("soak", "main");
