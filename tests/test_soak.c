@@ -1167,6 +1167,7 @@ static void test_soak_faults(void **s)
 			struct cfg c = { .seed = seed, .seconds = secs, .fault = k,
 					 .doublewrite = dw, .sync = 1,
 					 .after = k == F_PAGE_SYNC ? 1 + mix(seed) % 4
+						  : k == F_CUT ? 100 + mix(seed) % 400
 						  : 3 + mix(seed) % 40 };
 			run_soak(&c);
 		}
