@@ -299,20 +299,21 @@ int ut_open(const char *path, const ut_options *o, ut_db **out)
 
 int ut_close(ut_db *db)
 {
-	int rc, rc2;
+	int rc, rc2, open;
 
 	ut_clear_errdetail();
 
 	if (!db)
 		return UT_EINVAL;
 	pthread_mutex_lock(&db->mu);
-	if (db->ntxn) {
-		pthread_mutex_unlock(&db->mu);
-		ut_set_errdetail("%s: %d transactions still open",
-				 ut_pager_path(db->pager), db->ntxn);
+	open = db->ntxn;
+	pthread_mutex_unlock(&db->mu);
+	if (open) {
+		ut_set_errdetail("%s: %d transactions still open (a commit "
+				 "counts until it returns)",
+				 ut_pager_path(db->pager), open);
 		return UT_EBUSY;
 	}
-	pthread_mutex_unlock(&db->mu);
 	rc = ut_pager_close(db->pager); /* final checkpoint, header clean */
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
@@ -362,7 +363,10 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 	return UT_OK;
 }
 
-static void txn_end(ut_txn *t)
+/* Let go of what the transaction holds (cursors, pins, its snapshot or
+ * the writer lock) and free it; it still counts as open (ntxn) until
+ * txn_closed. */
+static void txn_release(ut_txn *t)
 {
 	ut_db *db = t->db;
 
@@ -382,10 +386,22 @@ static void txn_end(ut_txn *t)
 		ut_pager_snap_end(db->pager, &t->snap);
 	else
 		pthread_mutex_unlock(&db->writer);
+	free(t);
+}
+
+static void txn_closed(ut_db *db)
+{
 	pthread_mutex_lock(&db->mu);
 	db->ntxn--;
 	pthread_mutex_unlock(&db->mu);
-	free(t);
+}
+
+static void txn_end(ut_txn *t)
+{
+	ut_db *db = t->db;
+
+	txn_release(t);
+	txn_closed(db);
 }
 
 static void detach_cursors(ut_txn *t)
@@ -413,7 +429,9 @@ static int maybe_checkpoint(ut_db *db)
 /* Commit = append to the log under the writer lock, release the lock, then
  * (sync=1) wait for the log to be durable up to the commit LSN, so that
  * concurrent committers share one fdatasync (group commit).  A log write or
- * sync failure fails the handle: UT_EFATAL for everything but close. */
+ * sync failure fails the handle: UT_EFATAL for everything but close.  The
+ * transaction stays open (ntxn) until the wait is over: it uses db->log
+ * and db->pager, which ut_close must not free under it. */
 int ut_commit(ut_txn *t)
 {
 	ut_db *db;
@@ -443,7 +461,7 @@ int ut_commit(ut_txn *t)
 				ut_pager_set_fatal(db->pager, 1);
 		}
 	}
-	txn_end(t);
+	txn_release(t);
 	if (rc == UT_OK && lsn && !sync) {
 		/* sync=0: bound what a crash can lose to about a second */
 		struct timespec ts;
@@ -464,6 +482,7 @@ int ut_commit(ut_txn *t)
 		if (rc)
 			ut_pager_set_fatal(db->pager, 1);
 	}
+	txn_closed(db);
 	return rc;
 }
 

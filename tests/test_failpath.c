@@ -373,10 +373,93 @@ static void test_log_sync_failure_wakes_all(void **state)
 	ut_simdisk_free(d);
 }
 
+struct committer {
+	ut_db *db;
+	int rc;
+};
+
+static void *commit_one(void *arg)
+{
+	struct committer *c = arg;
+	char k[16], v[VLEN];
+	ut_txn *t;
+
+	key_of(k, 1);
+	val_of(v, 1, 7);
+	c->rc = ut_begin(c->db, 0, &t);
+	if (c->rc == UT_OK && (c->rc = ut_put(t, k, strlen(k), v, VLEN)))
+		ut_abort(t);
+	if (c->rc == UT_OK)
+		c->rc = ut_commit(t);
+	return NULL;
+}
+
+static int slow_sync_running(void *arg)
+{
+	struct hook *h = arg;
+	int n;
+
+	pthread_mutex_lock(&h->mu);
+	n = h->slow_in;
+	pthread_mutex_unlock(&h->mu);
+	return n > 0;
+}
+
+/* A commit that has not returned is an open transaction: ut_close while
+ * the committer waits for its log sync (slowed to 500 ms) says UT_EBUSY
+ * and frees nothing under it; once the commit returns, close succeeds and
+ * the commit is there on reopen. */
+static void test_close_during_durability_wait(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	struct committer c;
+	struct hook h;
+	pthread_t th;
+	ut_db *db;
+	ut_txn *t;
+	char k[16], v[VLEN];
+	void *got;
+	size_t glen;
+
+	(void)state;
+	hook_init(&h);
+	ut_simdisk_set_fault_hook(d, hook_fn, &h);
+	db = open_db(d, 1u << 20, 1);
+	fill(db, 0, 10);
+	pthread_mutex_lock(&h.mu);
+	h.slow_ms = 500;
+	pthread_mutex_unlock(&h.mu);
+	c = (struct committer){ db, -1 };
+	assert_int_equal(pthread_create(&th, NULL, commit_one, &c), 0);
+	assert_true(wait_for(slow_sync_running, &h, 10000));
+	assert_int_equal(ut_close(db), UT_EBUSY);
+	assert_non_null(strstr(ut_errdetail(), "transactions still open"));
+	pthread_join(th, NULL);
+	assert_int_equal(c.rc, UT_OK);
+	pthread_mutex_lock(&h.mu);
+	h.slow_ms = 0;
+	pthread_mutex_unlock(&h.mu);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	db = open_db(d, 1u << 20, 1);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	key_of(k, 1);
+	val_of(v, 1, 7);
+	assert_int_equal(ut_get(t, k, strlen(k), &got, &glen), UT_OK);
+	assert_int_equal(glen, VLEN);
+	assert_memory_equal(got, v, VLEN);
+	free(got);
+	ut_abort(t);
+	assert_int_equal(ut_close(db), UT_OK);
+	hook_fini(&h);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_sync_failure_wakes_all),
+		cmocka_unit_test(test_close_during_durability_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
