@@ -363,7 +363,8 @@ void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoint
 const char *ut_pager_path(ut_pager *p);
 ut_vfs *ut_pager_vfs(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);
-/* A consistent copy of the counters (takes the pool mutex). */
+/* A copy of the counters, from any thread, without a lock (each field
+ * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
