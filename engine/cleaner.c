@@ -365,13 +365,22 @@ static size_t count_dirty(const ut_pager *p)
 	return n;
 }
 
+/* A thread waits for a batch the cleaner has not yet ended. */
+static int batch_owed(const ut_pager *p)
+{
+	return p->clean_want > p->batches;
+}
+
+/* Work the cleaner sleeps until: a waiter's batch, a checkpoint, dirty
+ * frames past the mark.  Each is signalled on work_cv by whoever makes it
+ * so (pager_make_clean, the checkpoint's start, a commit's end), under
+ * p->mu, so none is missed.  Once fatal nothing is to be written, and
+ * every waiter was woken by pager_wake_all (each looks at fatal_now). */
 static int cleaner_has_work(const ut_pager *p)
 {
-	if (p->cleaner_stop)
+	if (p->cleaner_stop || fatal_now(p))
 		return 0;
-	if (fatal_now(p)) /* nothing to write; a round wakes the waiters */
-		return p->waiters != 0;
-	return p->waiters || p->ckpt_pending ||
+	return batch_owed(p) || p->ckpt_pending ||
 	       p->ndirty_est > pager_dirty_high(p);
 }
 
@@ -384,7 +393,7 @@ static int cleaner_has_work(const ut_pager *p)
 static void cleaner_step(ut_pager *p)
 {
 	size_t n, dirty = count_dirty(p);
-	int pressed = p->waiters || dirty > pager_dirty_high(p);
+	int pressed = batch_owed(p) || dirty > pager_dirty_high(p);
 
 	p->ndirty_est = dirty;
 	if (p->ckpt_pending) {
@@ -395,7 +404,9 @@ static void cleaner_step(ut_pager *p)
 		return;
 	}
 	if (pressed && pager_clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
-		/* nothing flushable: let waiters look again */
+		/* nothing flushable: the round the waiters asked for, so
+		 * they look again (and, finding nothing a write frees, take
+		 * a frame past the bound: pool.c) */
 		p->batches++;
 		p->ndirty_est = 0;
 		pthread_cond_broadcast(&p->done_cv);
@@ -457,8 +468,11 @@ void pager_stop_cleaner(ut_pager *p)
 }
 
 /* No frame is clean and evictable: have some written.  With the cleaner
- * thread, wait for its next batch (the pool mutex is released meanwhile);
- * inline, write a batch here.  p->mu held. */
+ * thread, ask for its next batch -- one that ends after now, so the one
+ * in flight (its pages were picked before) will do -- and wait for it
+ * (the pool mutex is released meanwhile); inline, write a batch here.
+ * The caller looks again afterwards, and asks again if need be.
+ * p->mu held. */
 int pager_make_clean(ut_pager *p)
 {
 	size_t n;
@@ -466,12 +480,12 @@ int pager_make_clean(ut_pager *p)
 	if (pager_cleaner_usable(p)) {
 		uint64_t b = p->batches;
 
-		p->waiters++;
+		if (p->clean_want < b + 1)
+			p->clean_want = b + 1;
 		p->frame_waits++;
 		pthread_cond_signal(&p->work_cv);
 		while (p->batches == b && !fatal_now(p))
 			pthread_cond_wait(&p->done_cv, &p->mu);
-		p->waiters--;
 		return fatal_now(p) ? pager_fatal_rc(p) : UT_OK;
 	}
 	return pager_clean_batch(p, 0, 0, &n);

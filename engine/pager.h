@@ -28,7 +28,10 @@
  *    taken under the pool mutex, so the pool is never locked during page
  *    I/O and the writer may change a page while its copy is written (the
  *    frame then stays dirty).  A thread that needs a frame when every
- *    candidate is dirty waits for the cleaner's next batch.  With
+ *    candidate is dirty waits for the cleaner's next batch (one batch per
+ *    wait: the cleaner sleeps when it owes nobody one and has nothing
+ *    past its mark); when every dirty frame is pinned (a reader's pin
+ *    too), a write would free none: it takes a frame past the bound.  With
  *    cfg->inline_flush there is no thread: the thread that needs a frame
  *    writes a batch itself (deterministic I/O order, for tests).  A
  *    cleaner write that fails makes the handle fatal; waiters get its

@@ -151,7 +151,12 @@ struct ut_pager {
 	pthread_mutex_t flush_mu;
 	pthread_cond_t work_cv;  /* the cleaner waits here for work */
 	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
-	unsigned waiters;        /* threads waiting for a clean frame */
+	/* A thread waiting for a clean frame waits for the batch that brings
+	 * batches to this count; the cleaner owes waiters a batch only while
+	 * batches is below it.  (Not "while anyone waits": a woken waiter
+	 * that has not yet run would have it run empty batches back to back,
+	 * issue 31's busy loop.) */
+	uint64_t clean_want;
 	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
 	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
 	struct frame *snapf[CLEAN_BATCH];
