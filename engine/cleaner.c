@@ -69,8 +69,7 @@ int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags)
 void pager_note_fatal(ut_pager *p, int rc)
 {
 	if (!fatal_now(p)) {
-		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s",
-			 ut_errdetail());
+		pager_record_fatal(p, rc);
 		p->pager_fatal_rc = pthread_equal(pthread_self(), p->cleaner) &&
 			      p->cleaner_running ? rc : 0;
 	}
@@ -90,13 +89,38 @@ void pager_wake_all(ut_pager *p)
 	pthread_cond_broadcast(&p->work_cv);
 }
 
-/* The error that made the handle fatal, once; p->mu held (the cleaner sets
- * it under the mutex). */
+/* The handle is about to go fatal (first time only, p->mu held): keep
+ * why -- the calling thread's detail of the failure (rc), which every
+ * later UT_EFATAL repeats. */
+void pager_record_fatal(ut_pager *p, int rc)
+{
+	const char *d = ut_errdetail();
+
+	if (d && d[0])
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s", d);
+	else
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s: %s",
+			 p->path, ut_strerror(rc));
+}
+
+/* ut_errdetail for a UT_EFATAL: the handle refuses, and why.  p->mu held,
+ * or poisoned seen set (fatal_detail no longer changes). */
+void pager_fatal_errdetail(ut_pager *p)
+{
+	ut_set_errdetail("%s: the handle refuses further use until reopened: "
+			 "it failed earlier: %s", p->path,
+			 p->fatal_detail[0] ? p->fatal_detail : "cause unknown");
+}
+
+/* The error that made the handle fatal, once (with its own detail), then
+ * UT_EFATAL; p->mu held (the cleaner sets it under the mutex). */
 int pager_fatal_rc(ut_pager *p)
 {
 	int rc = p->pager_fatal_rc ? p->pager_fatal_rc : UT_EFATAL;
 
-	if (p->fatal_detail[0])
+	if (rc == UT_EFATAL)
+		pager_fatal_errdetail(p);
+	else if (p->fatal_detail[0])
 		ut_set_errdetail("%s", p->fatal_detail);
 	p->pager_fatal_rc = 0;
 	return rc;
@@ -110,8 +134,10 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	uint64_t maxlsn = 0;
 	int rc;
 
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if ((rc = ensure_fpages(p, n)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -477,6 +503,8 @@ int pager_make_clean(ut_pager *p)
 {
 	size_t n;
 
+	if (fatal_now(p))
+		return pager_fatal_rc(p); /* no write will free a frame */
 	if (pager_cleaner_usable(p)) {
 		uint64_t b = p->batches;
 

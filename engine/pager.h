@@ -377,7 +377,9 @@ size_t ut_pager_pinned(ut_pager *p);
 /* UT_EFATAL once a page write failed; writes are refused afterwards. */
 int ut_pager_fatal(ut_pager *p);
 /* Make the handle refuse writes (UT_EFATAL); with poison_reads also reads
- * (ut_pager_get), because the cache may hold changes whose commit failed. */
+ * (ut_pager_get), because the cache may hold changes whose commit failed.
+ * The calling thread's ut_errdetail (the failure) is kept, the first
+ * time: every later UT_EFATAL's detail says the handle failed, and why. */
 void ut_pager_set_fatal(ut_pager *p, int poison_reads);
 int ut_pager_poisoned(ut_pager *p);
 /* 1 when this open initialised an empty data file (a new database; stale

@@ -478,8 +478,10 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	ut_pg *m;
 	int rc;
 
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
