@@ -62,6 +62,7 @@ struct ut_wal {
 	int flushing;   /* a leader is writing/syncing */
 	int streaming;  /* an append is handing its records out (see below) */
 	int failed;     /* 0 or the code that failed the handle */
+	int created;    /* this open started a new log (create_log) */
 	/* Threads in ut_wal_flush_to whose LSN is not yet durable, and the
 	 * largest such LSN since their count was last zero (the page
 	 * cleaner lets them go first: ut_wal_sync_waiting). */
@@ -384,6 +385,7 @@ static int create_log(ut_wal *w)
 
 	if (!blk)
 		return UT_ENOMEM;
+	w->created = 1;
 	w->epoch = 1;
 	w->salt = new_salt(1);
 	w->start_lsn = w->cfg.initial_lsn;
@@ -871,6 +873,11 @@ uint64_t ut_wal_sync_waiting(ut_wal *w)
 	return lsn;
 }
 uint64_t ut_wal_next_lsn(ut_wal *w) { return read_locked(w, &w->next_lsn); }
+
+int ut_wal_created(ut_wal *w)
+{
+	return w->created;
+}
 
 int ut_wal_failed(ut_wal *w)
 {

@@ -258,6 +258,9 @@ uint64_t ut_wal_sync_waiting(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
 /* 0, or the code that failed the handle (see "Failure" above). */
 int ut_wal_failed(ut_wal *w);
+/* 1 when ut_wal_open started a new log: the file was missing, empty, or
+ * held only the zeros of a creation cut short (nothing to replay). */
+int ut_wal_created(ut_wal *w);
 
 /* The engine has made every change below redo_lsn durable in the data file
  * and recorded redo_lsn durably; redo_lsn must be a commit LSN (or the log
