@@ -302,8 +302,11 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	}
 	pthread_mutex_init(&db->writer, NULL);
 	pthread_mutex_init(&db->mu, NULL);
+	/* what recovery's steps left there described no failure */
 	if (db->open_note[0])
 		ut_set_errdetail("%s", db->open_note);
+	else
+		ut_clear_errdetail();
 	*out = db;
 	return UT_OK;
 }
