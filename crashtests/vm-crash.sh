@@ -147,6 +147,33 @@ fi
 	exit 3; }
 say "== kernel $PATCHED"
 
+# The pass's metadata (meta.txt, key=value), for the crash ledger
+# (crashtests/ledger-add.sh, crash-table.sh): what ran, on which kernel and
+# engine, with which options; pass_end and result are added at the end, so
+# a pass stopped midway has none.
+kcache=$(basename "$(dirname "$PATCHED")")
+[[ $kcache =~ ^[0-9a-f]{16}$ ]] || kcache=unknown
+series_key=$( (UNTORN_BUILD_LIB=1; . "$ROOT/kernel-series/build.sh"; compute_hash) 2>/dev/null || echo unknown)
+fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
+{
+	echo "pass_start=$(date -u +%FT%TZ)"
+	echo "fs=$fs"
+	echo "modes=$modes"
+	echo "kills=$kills"
+	echo "seed=$seed"
+	echo "jobs=$jobs"
+	echo "options=iops=$iops throttled=all-disks initramfs=gzip threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
+	echo "kernel=$PATCHED"
+	echo "kernel_cache_key=$kcache"
+	echo "series_cache_key=$series_key"
+	echo "fs_kernel_key=${fs_key:-unknown}"
+	echo "fs_patches=$(awk -v fs="$fs" -F: '$1 == fs { sub(/^[^:]*:[[:space:]]*/, ""); print }' "$HERE/fs-patches")"
+	echo "harness_commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- crashtests kernel-series/vm 2>/dev/null || echo -dirty)"
+	echo "engine_commit=$(git -C "$ROOT" log -1 --format=%h --abbrev=12 -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo -dirty)"
+	echo "host=$(hostname) cores=$(nproc) load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/meta.txt"
+[ "$kcache" = "$series_key" ] || say "== note: kernel cache key $kcache is not the series' $series_key"
+
 INITRD=$out/initramfs.cpio.gz
 bash "$VM/mkinitramfs.sh" -o "$INITRD" "$B/vmcrash:/bin/vmcrash" \
 	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null ||
@@ -163,6 +190,13 @@ mkfs.ext4 -q -F -L oracle -b 4096 "$TEMPLATE/oracle.img" >/dev/null ||
 	{ echo "vm-crash.sh: mkfs oracle failed" >&2; exit 3; }
 fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
 
+# phases.csv (per job): one line per boot; times in s from the boot's start
+# on the host clock: first guest line, disks found, filesystems mounted,
+# verdict (the previous kill checked), ready (warm-up done), kill, boot.sh
+# done; then the guest's uptime at init and the kernel's own timestamps of
+# "Unpacking initramfs", "Freeing initrd memory" and "Run /init"; fresh = 1
+# when this boot filled a new database (WARMUP transactions).
+PHASES_HEAD="boot,t0,first_line,disks,mounted,verdict,ready,kill,end,guest_uptime_init,kmsg_unpack,kmsg_freed,kmsg_run_init,fresh"
 CSV_HEAD="mode,fs,job,cycle,seed,epoch,kill,events_before_kill,ms_since_event,run_s,ready_from,acked,started,acked_in_cycle,k,verdict,open,check,bad_checksums,torn_repaired,corrupt_pages,verify_s,cycle_s,why"
 
 # ------------------------------------------------------------------ one job
@@ -178,6 +212,7 @@ run_job() {
 	local csv=$dir/cycles.csv log=$dir/guest.log
 	: >"$csv"
 	: >"$log"
+	echo "$PHASES_HEAD" >"$dir/phases.csv"
 	RANDOM=$jseed
 	local acked=0 started=0 have=0 c
 	# the previous cycle's facts, written out when its verdict arrives
@@ -221,6 +256,9 @@ run_job() {
 		rm -f "$pidf" "$killf"
 		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0
 		local from=0 c_acked=0 c_started=0 line fd timer="" etimer=""
+		# host receive times of the stage lines (phases.csv) and the
+		# guest's own clock at its init and kernel milestones
+		local tfirst="" tdisks="" tmounted="" up_init="" k_unpack="" k_freed="" k_init=""
 		# kill_after SECS KIND: SIGKILL QEMU after SECS unless a kill
 		# came first (killf is created with noclobber: one kill wins)
 		kill_after() {
@@ -237,7 +275,14 @@ run_job() {
 		local bootpid=$!
 		while IFS= read -r -u "$fd" line; do
 			echo "$line" >>"$log"
+			[ -z "$tfirst" ] && tfirst=$EPOCHREALTIME
 			case $line in
+			"timing init uptime="*) up_init=${line##*=} ;;
+			"timing disks "*) tdisks=$EPOCHREALTIME ;;
+			"timing mounted "*) tmounted=$EPOCHREALTIME ;;
+			"timing kmsg "*"Unpacking initramfs"*) k_unpack=${line#timing kmsg }; k_unpack=${k_unpack%% *} ;;
+			"timing kmsg "*"Freeing initrd memory"*) k_freed=${line#timing kmsg }; k_freed=${k_freed%% *} ;;
+			"timing kmsg "*"Run /init"*) k_init=${line#timing kmsg }; k_init=${k_init%% *} ;;
 			"verdict "*) verdict_line=$line; tverdict=$(now) ;;
 			"ready from "*)
 				from=${line#ready from }; from=${from%% *}
@@ -277,8 +322,18 @@ run_job() {
 		exec {fd}<&-
 		wait "$bootpid" 2>/dev/null
 		for p in $timer $etimer; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-		local tend tkill kind since="" runs
+		local tend tkill kind since="" runs tk=""
 		tend=$(now)
+		[ -s "$killf" ] && read -r tk _ <"$killf"
+		# one line per boot: host times relative to the boot's start
+		# (t0), the guest's uptime at init and its kernel milestones
+		awk -v b="$c" -v t0="$t0" -v f="$tfirst" -v d="$tdisks" -v m="$tmounted" \
+			-v v="$([ "$tverdict" != 0 ] && echo "$tverdict")" \
+			-v r="$([ "$tready" != 0 ] && echo "$tready")" -v k="$tk" -v e="$tend" \
+			-v ui="$up_init" -v ku="$k_unpack" -v kf="$k_freed" -v ki="$k_init" \
+			-v from="$from" -v warm="$WARMUP" 'function rel(x) { return x == "" ? "" : sprintf("%.3f", x - t0) }
+			BEGIN { printf "%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d\n", b, t0, rel(f), rel(d), rel(m),
+				rel(v), rel(r), rel(k), rel(e), ui, ku, kf, ki, (from == warm + 1) }' >>"$dir/phases.csv"
 
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then
@@ -394,6 +449,7 @@ fi
 for mode in $modes; do
 	say "== $mode on $fs: $kills kills, $jobs job(s), seed $seed"
 	tm=$(now)
+	echo "mode_start_$mode=$(date -u +%FT%TZ)" >>"$out/meta.txt"
 	pids=()
 	for ((j = 1; j <= jobs; j++)); do
 		n=$((kills / jobs + (j <= kills % jobs ? 1 : 0)))
@@ -405,6 +461,7 @@ for mode in $modes; do
 		wait "$p" || harness_err=1
 	done
 	wall=$(awk -v a="$tm" -v b="$(now)" 'BEGIN{printf "%.0f", b-a}')
+	echo "mode_end_$mode=$(date -u +%FT%TZ) wall_s=$wall" >>"$out/meta.txt"
 	cat "$out/$mode"-j*/cycles.csv >>"$out/cycles.csv" 2>/dev/null
 	cat "$out/$mode"-j*/cycles.csv 2>/dev/null | awk -F, -v mode="$mode" -v wall="$wall" \
 		-v minshare="$UNSAFE_MIN_SHARE" -v want="$kills" -v controls="$CONTROLS" '
@@ -444,6 +501,7 @@ if [ "$fail" = 0 ] && [ "$harness_err" = 0 ]; then
 else
 	echo "RESULT: FAIL" >>"$summary"
 fi
+{ echo "pass_end=$(date -u +%FT%TZ)"; echo "result=$(sed -n 's/^RESULT: //p' "$summary")"; } >>"$out/meta.txt"
 cat "$summary"
 [ "$harness_err" = 1 ] && exit 3
 exit $fail

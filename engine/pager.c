@@ -78,8 +78,8 @@ static void pager_free_all(ut_pager *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
-	while (p->vhead)
-		pager_kept_pop(p);
+	if (p->vbuckets)
+		pager_kept_free_all(p);
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {

@@ -42,11 +42,13 @@
  *    and the log's pre-image.  ut_pager_rollback drops the copies, so abort
  *    leaves no trace.  Commit publishes every copy as its page's new cur at
  *    once (under the pool mutex); a replaced version is kept, tagged with
- *    the commit LSN that replaced it, while any snapshot older than that
- *    commit lives (bounded by cfg->snapshot_bytes; beyond it the oldest are
- *    dropped and a snapshot that then needs one gets UT_ESNAPSHOT), and
- *    freed once none does and no reader pins it.  Old versions never reach
- *    the data file or the log.
+ *    the commit LSN that replaced it, exactly while a live snapshot sees it
+ *    (one begun after the version's commit and before the one that
+ *    replaced it; version.c), bounded by cfg->snapshot_bytes: beyond it the
+ *    versions only the oldest snapshots see are dropped, and a snapshot that
+ *    then needs one gets UT_ESNAPSHOT.  A version is freed once no snapshot
+ *    sees it and no reader pins it.  Old versions never reach the data file
+ *    or the log.
  *  - Commit: ut_pager_commit hands the transaction's pages (pgno, pre-image
  *    or NULL for a page new to the file, post-image) to hooks.log_commit,
  *    which appends them to the log (not necessarily durably: the caller
@@ -194,6 +196,7 @@ typedef struct ut_log_hooks {
 /* ---- pager ----------------------------------------------------------- */
 
 typedef struct ut_pager ut_pager;
+struct pver; /* a committed page version (pager_int.h) */
 
 /* A pinned page in the pool.  data is UT_PAGE_SIZE bytes; it may be changed
  * only after ut_pager_write (or when the page came from ut_pager_alloc). */
@@ -212,6 +215,9 @@ typedef struct ut_snap {
 	uint32_t root, npages; /* the header's root and page count then */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
 	struct ut_snap *prev, *next;
+	/* The replaced versions this snapshot is the youngest live one to
+	 * see (pool mutex; version.c). */
+	struct pver *kept, *kept_tail;
 	/* Interior pages this snapshot read, pinned (by page number modulo
 	 * UT_SNAP_MEMO): the version a snapshot sees never changes, so they
 	 * are found again without the pool mutex. */

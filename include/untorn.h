@@ -40,13 +40,17 @@
  * and begin a write transaction.  A ut_txn and its cursors belong to one
  * thread at a time.
  *
- * Snapshot memory: a page the writer changes while older read
- * transactions are open keeps its replaced version in memory until the
- * oldest of them ends.  These versions are bounded by snapshot_bytes; past
- * it the oldest are dropped, and a read transaction that then needs one
- * gets UT_ESNAPSHOT ("snapshot too old", detail: how long it ran and what
- * was kept) for that call and may be retried as a new transaction: never
- * wrong data, and the writer never waits.  ut_stats reports what is kept.
+ * Snapshot memory: a page the writer changes while read transactions
+ * that see it are open keeps its replaced version in memory exactly as
+ * long as one of them is open (short read transactions coming and going
+ * beside a long one keep nothing once they end: the long one holds at
+ * most one version of each page changed since it began).  These versions
+ * are bounded by snapshot_bytes; past it those only the oldest read
+ * transactions see are dropped, and a read transaction that then needs
+ * one gets UT_ESNAPSHOT ("snapshot too old", detail: how long it ran and
+ * what was kept) for that call and may be retried as a new transaction:
+ * never wrong data, and the writer never waits.  ut_stats reports what is
+ * kept.
  *
  * Memory: the buffer pool holds about cache_bytes of pages, plus a bounded
  * allowance for the running write transaction's private page copies (beyond it
