@@ -162,7 +162,7 @@ fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
 	echo "kills=$kills"
 	echo "seed=$seed"
 	echo "jobs=$jobs"
-	echo "options=iops=$iops throttled=$(fs_images | grep -vx oracle | tr '\n' ',' | sed 's/,$//') initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
+	echo "options=iops=$iops throttled=$fs$([ "$fs" = xfsrt ] && echo ,xfsrtdev) initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
 	echo "kernel=$PATCHED"
 	echo "kernel_cache_key=$kcache"
 	echo "series_cache_key=$series_key"
