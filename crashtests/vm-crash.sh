@@ -162,7 +162,7 @@ fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
 	echo "kills=$kills"
 	echo "seed=$seed"
 	echo "jobs=$jobs"
-	echo "options=iops=$iops throttled=$fs$([ "$fs" = xfsrt ] && echo ,xfsrtdev) initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
+	echo "options=iops=$iops throttled=$fs$([ "$fs" = xfsrt ] && echo ,xfsrtdev) throttle_from=$THROTTLE_FROM initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
 	echo "kernel=$PATCHED"
 	echo "kernel_cache_key=$kcache"
 	echo "series_cache_key=$series_key"
@@ -194,14 +194,28 @@ truncate -s 256M "$TEMPLATE/oracle.img"
 mkfs.ext4 -q -F -L oracle -b 4096 "$TEMPLATE/oracle.img" >/dev/null ||
 	{ echo "vm-crash.sh: mkfs oracle failed" >&2; exit 3; }
 fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
-# The throttle is on the disks under test only: it is there so that a kill
-# finds their writes in flight.  The oracle disk is written only while the
-# guest checks the previous kill (one SQLite commit), never during the
-# workload, so throttling it only slowed every check.
-throttle=()
-for img in $(fs_images); do
-	[ "$img" = oracle ] || throttle+=(-x "$img=throttling.iops-write=$iops")
-done
+# The throttle is there so that a kill finds the tested disk's writes in
+# flight: it is needed from the workload's start ("ready") to the kill,
+# not before.  So the disks are attached in fs_images' order (the disk
+# under test is QEMU drive d0, xfsrt's realtime device d1) without a
+# throttle, and when the guest prints "throttle" (vmcrash --throttle-wait,
+# after the check and the warm-up) qmp-throttle.py sets
+# throttling.iops-write on the disks under test over QMP; the guest starts
+# the workload once a probe write shows the throttle (THROTTLE_FROM=boot:
+# throttled from the boot on, as before).  The oracle disk, written only
+# during the check, is never throttled.
+THROTTLE_FROM=${THROTTLE_FROM:-ready}
+disk_args() { # disk_args DIR: boot.sh -D options, the disk under test first
+	local img
+	for img in $(fs_images); do
+		printf '%s\0' -D "$img=$1/$img.img"
+		[ "$THROTTLE_FROM" = boot ] && [ "$img" != oracle ] &&
+			printf '%s\0' -x "$img=throttling.iops-write=$iops"
+	done
+}
+throttle_drives=$(n=0; for img in $(fs_images); do [ "$img" != oracle ] && echo "d$n"; n=$((n + 1)); done)
+# probe writes are 4 requests: throttled, >= 4/iops s; 3/4 of that
+throttle_ms=$((3000 / iops))
 
 # phases.csv (per job): one line per boot; times in s from the boot's start
 # on the host clock: first guest line, disks found, filesystems mounted,
@@ -263,6 +277,7 @@ run_job() {
 		ckpt=$((CKPT_MIN + RANDOM % (CKPT_MAX - CKPT_MIN + 1)))
 		local gargs=(--seed "$jseed" --threads "$threads" --cache "$cache" --ckpt-every "$ckpt"
 			--warmup "$WARMUP")
+		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
 		local pidf=$dir/qemu.pid killf=$dir/killed
@@ -281,8 +296,11 @@ run_job() {
 		}
 		t0=$(now)
 		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay efrac=$efrac args=${gargs[*]}" >>"$log"
-		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" \
-			"${throttle[@]}" -t 400 -P "$pidf" -o "$dir/boot" \
+		local dargs thr_fail=0
+		mapfile -d '' dargs < <(disk_args "$dir/disks")
+		rm -f "$dir/qmp.sock"
+		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" "${dargs[@]}" \
+			-Q "$dir/qmp.sock" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
 			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
 		local bootpid=$!
@@ -297,6 +315,17 @@ run_job() {
 			"timing kmsg "*"Freeing initrd memory"*) k_freed=${line#timing kmsg }; k_freed=${k_freed%% *} ;;
 			"timing kmsg "*"Run /init"*) k_init=${line#timing kmsg }; k_init=${k_init%% *} ;;
 			"verdict "*) verdict_line=$line; tverdict=$(now) ;;
+			throttle)
+				# the workload is about to start: throttle the disks
+				# under test now (the guest waits until it sees it)
+				if ! /usr/bin/python3 "$HERE/qmp-throttle.py" "$dir/qmp.sock" "$iops" \
+					$throttle_drives >>"$log" 2>&1; then
+					echo "### qmp-throttle.py FAILED: stopping this boot" >>"$log"
+					thr_fail=1
+					kill -9 "$(cat "$pidf")" 2>/dev/null
+				fi
+				echo "### throttled $throttle_drives: iops-write=$iops" >>"$log"
+				;;
 			"ready from "*)
 				from=${line#ready from }; from=${from%% *}
 				c_acked=$((from - 1)); c_started=$((from - 1))
@@ -348,6 +377,10 @@ run_job() {
 			BEGIN { printf "%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d\n", b, t0, rel(f), rel(d), rel(m),
 				rel(v), rel(r), rel(k), rel(e), ui, ku, kf, ki, (from == warm + 1) }' >>"$dir/phases.csv"
 
+		if ((thr_fail)); then
+			echo "vm-crash.sh: $mode job $job cycle $c: could not throttle the disk (see $log)" >&2
+			return 3
+		fi
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then
 			if [ -z "$verdict_line" ]; then
