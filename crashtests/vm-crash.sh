@@ -48,7 +48,7 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,6 +122,7 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # threads), about 200 ms at 100 IOPS (measured: pages written by the
 # batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
+THROTTLE_FROM=${THROTTLE_FROM:-ready}  # ready | boot: see disk_args below
 req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
 req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
@@ -204,7 +205,6 @@ fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
 # the workload once a probe write shows the throttle (THROTTLE_FROM=boot:
 # throttled from the boot on, as before).  The oracle disk, written only
 # during the check, is never throttled.
-THROTTLE_FROM=${THROTTLE_FROM:-ready}
 disk_args() { # disk_args DIR: boot.sh -D options, the disk under test first
 	local img
 	for img in $(fs_images); do
