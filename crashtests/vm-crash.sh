@@ -213,7 +213,7 @@ disk_args() { # disk_args DIR: boot.sh -D options, the disk under test first
 			printf '%s\0' -x "$img=throttling.iops-write=$iops"
 	done
 }
-throttle_drives=$(n=0; for img in $(fs_images); do [ "$img" != oracle ] && echo "d$n"; n=$((n + 1)); done)
+throttle_drives=$(n=0; for img in $(fs_images); do [ "$img" != oracle ] && printf 'd%s ' "$n"; n=$((n + 1)); done)
 # probe writes are 4 requests: throttled, >= 4/iops s; 3/4 of that
 throttle_ms=$((3000 / iops))
 
@@ -323,8 +323,9 @@ run_job() {
 					echo "### qmp-throttle.py FAILED: stopping this boot" >>"$log"
 					thr_fail=1
 					kill -9 "$(cat "$pidf")" 2>/dev/null
+				else
+					echo "### throttled ${throttle_drives% }: iops-write=$iops" >>"$log"
 				fi
-				echo "### throttled $throttle_drives: iops-write=$iops" >>"$log"
 				;;
 			"ready from "*)
 				from=${line#ready from }; from=${from%% *}
