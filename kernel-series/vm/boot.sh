@@ -165,7 +165,9 @@ boot_once() {
 	fi
 
 	# Stream the guest output; drop the marker (and the blank line before it).
-	tail -n +1 -F --pid=$tpid "$out" 2>/dev/null | {
+	# tail checks every -s seconds whether QEMU is gone (default 1 s: up
+	# to a second lost per boot, which a crash harness pays on every kill).
+	tail -n +1 -F -s 0.1 --pid=$tpid "$out" 2>/dev/null | {
 		blank=0
 		while IFS= read -r line || [ -n "$line" ]; do
 			line=${line%$'\r'}
