@@ -51,7 +51,7 @@ static void seal_header(uint8_t *m, uint64_t lsn, int mode)
 	ut_st32(m + UT_META_MODE, (uint32_t)mode);
 	ut_st32(m + UT_META_CLEAN, 1);
 	/* no page of the snapshot is newer than it */
-	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(m + UT_META_VERSION, ut_meta_format(m));
 	ut_st64(m + UT_META_PAGEBOUND, lsn);
 }
 

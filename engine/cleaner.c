@@ -75,6 +75,19 @@ void pager_note_fatal(ut_pager *p, int rc)
 			      p->cleaner_running ? rc : 0;
 	}
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
+	pager_wake_all(p);
+}
+
+/* The handle just became fatal: wake every thread that waits on the pager
+ * (for a frame or a checkpoint: done_cv; a page load: load_cv; the
+ * cleaner: work_cv), each of which looks at fatal_now when it wakes.
+ * Whoever sets fatal calls this with p->mu held, so no waiter can check
+ * fatal_now before the store and sleep after the broadcast. */
+void pager_wake_all(ut_pager *p)
+{
+	pthread_cond_broadcast(&p->done_cv);
+	pthread_cond_broadcast(&p->load_cv);
+	pthread_cond_broadcast(&p->work_cv);
 }
 
 /* The error that made the handle fatal, once; p->mu held (the cleaner sets
@@ -272,8 +285,13 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		let_commit_first(p);
 		pthread_mutex_lock(&p->mu);
 	}
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		/* a round all the same: whoever waits for one looks again,
+		 * and sees the handle fatal */
+		p->batches++;
+		pthread_cond_broadcast(&p->done_cv);
 		return pager_fatal_rc(p);
+	}
 	if ((rc = snap_alloc(p)))
 		return rc;
 	n = pick_batch(p, ckpt_only, flags, drop_lock ? p->pace.pages : CLEAN_BATCH);
@@ -349,8 +367,10 @@ static size_t count_dirty(const ut_pager *p)
 
 static int cleaner_has_work(const ut_pager *p)
 {
-	if (fatal_now(p) || p->cleaner_stop)
+	if (p->cleaner_stop)
 		return 0;
+	if (fatal_now(p)) /* nothing to write; a round wakes the waiters */
+		return p->waiters != 0;
 	return p->waiters || p->ckpt_pending ||
 	       p->ndirty_est > pager_dirty_high(p);
 }

@@ -48,6 +48,7 @@ void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
+	pager_wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 }
 int ut_pager_poisoned(ut_pager *p)
@@ -77,8 +78,8 @@ static void pager_free_all(ut_pager *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
-	while (p->vhead)
-		pager_kept_pop(p);
+	if (p->vbuckets)
+		pager_kept_free_all(p);
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
@@ -143,7 +144,7 @@ static void init_meta(uint8_t *m, int mode)
 {
 	ut_page_init(m, 0, UT_PT_META);
 	memcpy(m + UT_META_MAGIC, UT_MAGIC, 8);
-	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(m + UT_META_VERSION, UT_FORMAT_NO_TABLES);
 	ut_st32(m + UT_META_PAGESIZE, UT_PAGE_SIZE);
 	ut_st32(m + UT_META_ROOT, 1);
 	ut_st32(m + UT_META_FREEHEAD, 0);
@@ -292,9 +293,11 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 				 p->path, pc, (unsigned long long)(size / UT_PAGE_SIZE));
 		return UT_ECORRUPT;
 	}
-	if (pc < 2 || root == 0 || root >= pc || fh >= pc) {
+	if (pc < 2 || root == 0 || root >= pc || fh >= pc ||
+	    ut_ld32(m + UT_META_CATROOT) >= pc) {
 		ut_set_errdetail("%s: page 0: inconsistent header (pages %u, root %u, "
-				 "free head %u)", p->path, pc, root, fh);
+				 "free head %u, catalog root %u)", p->path, pc,
+				 root, fh, ut_ld32(m + UT_META_CATROOT));
 		return UT_ECORRUPT;
 	}
 	return UT_OK;

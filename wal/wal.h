@@ -115,8 +115,10 @@
  *    (f->dio_align), the partial block before a batch rewritten with its
  *    own bytes, the rest of its last block zeroed, and the file is kept
  *    ahead of small batches (under 64 KiB) by zero-filled growth
- *    (doubling, 64 KiB to 8 MiB a step, best effort), so their fdatasync
- *    has no metadata to write; a larger batch extends the file itself.
+ *    (64 KiB of room, zeroed at most 16 KiB a batch, best effort), so
+ *    their fdatasync has no metadata to write but once per 16 KiB, and no
+ *    batch waits on the device behind a large write of zeros; a larger
+ *    batch extends the file itself.
  *    Recovery takes zeros after the last commit for that room, not for a
  *    torn tail: it keeps them and reports a clean end.  Buffered, a batch
  *    write rewrites the last partial 4 KiB sector of the durable log with
