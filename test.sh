@@ -40,9 +40,9 @@ ctest_in() {
 }
 
 # The tests that run threads against one handle (snapshot readers beside
-# the writer, the page cleaner, group commit), under ThreadSanitizer.
+# the writer, the page cleaner, group commit, the soak), under ThreadSanitizer.
 tsan_tests() {
-	local tests=(test_snapshot test_engine_concurrency test_wal_group)
+	local tests=(test_snapshot test_snapshot_life test_engine_concurrency test_wal_group test_soak)
 	cmake -S . -B build-tsan -DUT_TSAN=ON -DCMAKE_BUILD_TYPE=Debug \
 		-DUT_BUILD_BENCH=OFF >/dev/null &&
 		cmake --build build-tsan -j"$(nproc)" --target "${tests[@]}" >/dev/null &&

@@ -40,8 +40,8 @@
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
- * lock.  It is owned by its frame while current, then by the version
- * store while a snapshot may need it, and freed when neither owns it and no
+ * lock.  It is owned by its frame while current, then by the youngest live
+ * snapshot that sees it (version.c), and freed when neither owns it and no
  * reader pins it. */
 struct pver {
 	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
@@ -51,7 +51,8 @@ struct pver {
 	uint32_t refs;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
-	struct pver *qnext; /* kept: retirement order (until ascending) */
+	struct pver **hpprev; /* kept: what points at it in that chain */
+	struct pver *qnext; /* kept: next in its owner snapshot's list */
 };
 
 /* Readers pinning v, which its owner holds. */
@@ -187,16 +188,19 @@ struct ut_pager {
 	 * against it without a lock.  Meaningful once bound_known. */
 	uint64_t bound_hi;
 	int bound_known;
+	/* Redo's gate (redo.c): asked before redo first writes a page. */
+	int (*redo_gate)(void *ctx);
+	void *redo_gate_ctx;
+	int redo_decided;
 	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
 	uint8_t *hinted;
 	uint64_t nhinted;
 
-	/* Snapshots (see pager.h): live readers oldest first, and the
-	 * versions kept for them, by page (vbuckets) and in the order they
-	 * were replaced (vhead..vtail). */
+	/* Snapshots (see pager.h): live readers oldest first (so in LSN
+	 * order), each owning the kept versions it is the youngest to see
+	 * (ut_snap.kept), also found by page (vbuckets). */
 	ut_snap *snap_head, *snap_tail;
 	struct pver **vbuckets;
-	struct pver *vhead, *vtail;
 	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
 	uint64_t kept_dropped;   /* versions dropped for the budget */
 	uint64_t lost_below;     /* snapshots older than this lost a version */
@@ -241,7 +245,8 @@ void pager_shrink(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
-void pager_kept_pop(ut_pager *p);
+/* Every kept version goes (close). */
+void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
