@@ -170,7 +170,12 @@ fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
 	echo "fs_kernel_key=${fs_key:-unknown}"
 	echo "fs_patches=$(awk -v fs="$fs" -F: '$1 == fs { sub(/^[^:]*:[[:space:]]*/, ""); print }' "$HERE/fs-patches")"
 	echo "harness_commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- crashtests kernel-series/vm 2>/dev/null || echo -dirty)"
-	echo "engine_commit=$(git -C "$ROOT" log -1 --format=%h --abbrev=12 -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo -dirty)"
+	# the newest commit (merges left out: a merge of main into a branch
+	# would name itself) that changed the engine's sources, and a hash of
+	# those sources' trees, which says exactly what ran
+	epaths=(engine wal io include tools CMakeLists.txt crashtests/vmcrash.c)
+	echo "engine_commit=$(git -C "$ROOT" log -1 --no-merges --format=%h --abbrev=12 -- "${epaths[@]}" 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- "${epaths[@]}" 2>/dev/null || echo -dirty)"
+	echo "engine_tree=$(for p in "${epaths[@]}"; do git -C "$ROOT" rev-parse "HEAD:$p" 2>/dev/null; done | sha256sum | cut -c1-12)"
 	echo "host=$(hostname) cores=$(nproc) load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out/meta.txt"
 [ "$kcache" = "$series_key" ] || say "== note: kernel cache key $kcache is not the series' $series_key"
