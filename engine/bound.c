@@ -108,7 +108,7 @@ static int write_bound(ut_pager *p, uint64_t b)
 				     UT_FLUSH_DURABLE | UT_FLUSH_OWN);
 	if (rc == UT_OK) {
 		pager_bound_header_written(p, p->bound_buf);
-		p->ctr.bound_writes++;
+		ut_ctr_add(&p->ctr.bound_writes, 1);
 	}
 	return rc;
 }

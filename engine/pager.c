@@ -23,9 +23,14 @@ ut_vfs *ut_pager_vfs(ut_pager *p) { return p->vfs; }
 ut_io_counters *ut_pager_counters(ut_pager *p) { return &p->ctr; }
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out)
 {
-	pthread_mutex_lock(&p->mu);
-	*out = p->ctr;
-	pthread_mutex_unlock(&p->mu);
+	/* every field a uint64_t bumped by ut_ctr_add (flush.h) */
+	_Static_assert(sizeof(ut_io_counters) % sizeof(uint64_t) == 0,
+		       "ut_io_counters holds uint64_t fields only");
+	const uint64_t *src = (const uint64_t *)&p->ctr;
+	uint64_t *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 int ut_pager_protect(ut_pager *p)
 {
@@ -375,7 +380,7 @@ static int open_readonly(ut_pager *p, const ut_pager_config *cfg,
 	}
 	if ((rc = check_meta(p, mf->pg.data, size))) {
 		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
+			ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		goto fail;
 	}
 	p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
@@ -509,7 +514,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		if (rc == UT_OK) {
 			rc = ut_dw_recover(p->file, dw, path, &r);
 			ut_file_close(dw);
-			p->ctr.torn_repaired += r.repaired;
+			ut_ctr_add(&p->ctr.torn_repaired, r.repaired);
 		}
 		if (rc)
 			goto fail;
@@ -615,7 +620,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		rc = check_meta(p, mf->pg.data, size);
 		if (rc) {
 			if (rc == UT_ECORRUPT)
-				p->ctr.corrupt_pages++;
+				ut_ctr_add(&p->ctr.corrupt_pages, 1);
 			goto fail;
 		}
 	}

@@ -80,7 +80,9 @@
  *    page's LSN as read from the data file < lsn; a page beyond the end of
  *    the file or all zeroes is a new page, LSN 0), ut_pager_redo_end, then a
  *    checkpoint.  During redo the WAL rule is off: the log being replayed is
- *    already durable.
+ *    already durable.  Redo writes no page (an eviction that needs one)
+ *    before its gate (ut_pager_set_redo_gate) said recovery will accept
+ *    the log's end: a refused recovery changes no file.
  *  - WAL rule: before any dirty page whose LSN > durable LSN is written,
  *    hooks.log_flush_to(lsn) is called.
  *  - Page 0 is the database header (UT_PT_META); its fields live in the
@@ -363,7 +365,8 @@ void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoint
 const char *ut_pager_path(ut_pager *p);
 ut_vfs *ut_pager_vfs(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);
-/* A consistent copy of the counters (takes the pool mutex). */
+/* A copy of the counters, from any thread, without a lock (each field
+ * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
@@ -423,6 +426,10 @@ int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
 int ut_pager_redo_end(ut_pager *p);
+/* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
+ * not refuse, else its code, which the redo call that needed the write
+ * returns.  NULL: no gate.  Call before ut_pager_redo_begin. */
+void ut_pager_set_redo_gate(ut_pager *p, int (*gate)(void *ctx), void *ctx);
 /* During redo: the log will change page pgno (ctx: the pager), so the
  * page may be read ahead (ut_wal_set_prefetch's hint). */
 void ut_pager_redo_hint(void *ctx, uint32_t pgno);

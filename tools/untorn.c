@@ -319,6 +319,8 @@ static int open_db(const char *path, int create, int reader, ut_db **db)
 	rc = ut_open(path, &o, db);
 	if (rc)
 		return fail_rc(rc, path);
+	if (*ut_errdetail()) /* a loss the open accepted (an empty -wal) */
+		fprintf(stderr, "untorn: warning: %s\n", ut_errdetail());
 	return EXIT_OK;
 }
 
