@@ -27,9 +27,12 @@
  * that never gets a table stays format 2.  Older builds refuse format 3
  * (UT_EVERSION).
  *
- * Crafted files: an entry is checked where it is read (ut_cat_get): its
- * size, a root inside the file, not the default tree's or the catalog's
- * root; with verify (ut_table_open), the root page's type and no other
+ * Crafted files: every catalog leaf a lookup, change or listing lands on
+ * is checked whole first (names of 1..255 bytes, 32-byte values held in
+ * the page), so a catalog root or child pointer leading into a table's
+ * tree is refused before a table is looked up or created there.  An entry
+ * is checked where it is read (ut_cat_get): its size, a root inside the
+ * file, not the default tree's or the catalog's root; with verify (ut_table_open), the root page's type and no other
  * entry naming the same root.  A cycle or shared subtree below a table's
  * root is caught where the walk meets it (btree.c: child pointers to an
  * ancestor, a freed page met again in a drop; check.c: every page reached
@@ -175,21 +178,81 @@ static int verify_root_page(ut_pager *p, ut_snap *s, const char *name,
 	return UT_OK;
 }
 
+/* Every cell of the catalog leaf c stands on: a name and an entry. */
+static int leaf_ok(ut_pager *p, const ut_btcur *c)
+{
+	uint8_t *d = c->leaf->data;
+
+	for (unsigned i = 0; i < ut_page_nslots(d); i++) {
+		const uint8_t *cell = ut_page_cell(d, i);
+		size_t kl = ut_ld16(cell);
+
+		if (kl > UT_TABLE_NAME_MAX || (cell[2] & UT_CELL_OVFL) ||
+		    ut_ld32(cell + 3) != UT_CATENT_BYTES) {
+			ut_set_errdetail("%s: page %u: not a catalog page (cell %u: "
+					 "a key of %zu bytes, a value of %u bytes%s), "
+					 "but reached from the catalog's root",
+					 ut_pager_path(p), c->leaf->pgno, i, kl,
+					 ut_ld32(cell + 3), (cell[2] & UT_CELL_OVFL)
+					 ? " in overflow pages" : "");
+			return UT_ECORRUPT;
+		}
+	}
+	return UT_OK;
+}
+
+/* Position c at the first name >= name (nlen 0: the first), on a leaf
+ * checked whole.  UT_NOTFOUND past the last name. */
+static int seek_checked(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
+			const char *name, size_t nlen)
+{
+	int rc;
+
+	ut_btcur_init_in(c, p, s, root);
+	rc = ut_btcur_seek(c, name, nlen);
+	if (c->leaf && (rc == UT_OK || rc == UT_NOTFOUND)) {
+		int lrc = leaf_ok(p, c);
+
+		if (lrc)
+			return lrc;
+	}
+	return rc;
+}
+
+/* The catalog pages a change of name's entry will touch are catalog
+ * pages (the leaf it lands on: a crafted root must not make the catalog
+ * write into a table's tree). */
+static int check_target(ut_pager *p, uint32_t root, const char *name,
+			size_t nlen)
+{
+	ut_btcur c;
+	int rc = seek_checked(p, NULL, &root, &c, name, nlen);
+
+	ut_btcur_fini(&c);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
+}
+
 int ut_cat_get(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 	       int verify, ut_catent *e)
 {
 	uint32_t root = cat_root(p, s);
-	void *v;
-	size_t vlen;
+	const void *k, *v;
+	size_t kl, vlen;
+	ut_btcur c;
 	int rc;
 
 	if (!root)
 		return UT_NOTFOUND;
-	rc = ut_bt_get_in(p, s, root, name, nlen, &v, &vlen);
+	rc = seek_checked(p, s, &root, &c, name, nlen);
+	if (rc == UT_OK)
+		rc = ut_btcur_get(&c, &k, &kl, &v, &vlen);
+	if (rc == UT_OK && (kl != nlen || memcmp(k, name, nlen)))
+		rc = UT_NOTFOUND;
+	if (rc == UT_OK)
+		rc = ut_cat_decode(v, vlen, name, nlen, ut_pager_path(p), e);
+	ut_btcur_fini(&c);
 	if (rc)
 		return rc;
-	rc = ut_cat_decode(v, vlen, name, nlen, ut_pager_path(p), e);
-	free(v);
 	if (rc == UT_OK)
 		rc = verify_entry(p, s, name, nlen, e);
 	if (rc == UT_OK && verify)
@@ -212,6 +275,8 @@ int ut_cat_put(ut_pager *p, const char *name, size_t nlen, const ut_catent *e)
 			return rc;
 		root = pg->pgno;
 		ut_pager_release(p, pg);
+	} else if ((rc = check_target(p, root, name, nlen))) {
+		return rc;
 	}
 	encode(b, e);
 	rc = ut_bt_put_in(p, &root, name, nlen, b, sizeof(b), &added);
@@ -231,6 +296,8 @@ int ut_cat_del(ut_pager *p, const char *name, size_t nlen)
 
 	if (!root)
 		return UT_NOTFOUND;
+	if ((rc = check_target(p, root, name, nlen)))
+		return rc;
 	rc = ut_bt_del_in(p, &root, name, nlen);
 	if (root != r0) {
 		int rc2 = ut_pager_set_catalog_root(p, root);
@@ -260,12 +327,16 @@ static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 
 	if (!root)
 		return UT_NOTFOUND;
-	ut_btcur_init_in(&c, p, s, &root);
-	rc = ut_btcur_seek(&c, after, alen);
+	rc = seek_checked(p, s, &root, &c, after, alen);
 	if (rc == UT_OK && alen) {
 		rc = ut_btcur_get(&c, &k, &kl, NULL, NULL);
-		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0)
+		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0) {
+			uint32_t at = c.leaf->pgno;
+
 			rc = ut_btcur_next(&c);
+			if (rc == UT_OK && c.leaf->pgno != at)
+				rc = leaf_ok(p, &c);
+		}
 	}
 	if (rc == UT_OK)
 		rc = ut_btcur_get(&c, &k, &kl, &v, &vl);

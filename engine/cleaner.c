@@ -502,6 +502,15 @@ void pager_stop_cleaner(ut_pager *p)
 int pager_make_clean(ut_pager *p)
 {
 	size_t n;
+	int rc;
+
+	/* Redo writes pages only once recovery knows it will not refuse:
+	 * a refused recovery changes no file. */
+	if (p->recovering && p->redo_gate && !p->redo_decided) {
+		if ((rc = p->redo_gate(p->redo_gate_ctx)))
+			return rc;
+		p->redo_decided = 1;
+	}
 
 	if (fatal_now(p))
 		return pager_fatal_rc(p); /* no write will free a frame */
