@@ -800,7 +800,7 @@ static void test_differential_sqlite(void **s)
 	(void)s;
 	char *path = tmp_db_path("tables", "diff");
 	ut_db *db = open_db(path);
-	static uint8_t val[20000];
+	static uint8_t val[20000 + 64]; /* values start at val + 0..49 */
 	sqlite3 *q;
 	int sexists[DNT] = { 0 }, txns = 0, aborts = 0;
 	uint64_t rs = 12345;
