@@ -99,6 +99,37 @@ int ut_pager_set_root(ut_pager *p, uint32_t root)
 	return rc;
 }
 
+uint32_t ut_pager_catalog_root(ut_pager *p)
+{
+	return meta32(p, UT_META_CATROOT);
+}
+
+int ut_pager_set_catalog_root(ut_pager *p, uint32_t root)
+{
+	int rc = meta_write(p);
+
+	if (!rc) {
+		ut_st32(p->meta->pg.data + UT_META_CATROOT, root);
+		ut_st32(p->meta->pg.data + UT_META_VERSION,
+			ut_meta_format(p->meta->pg.data));
+	}
+	return rc;
+}
+
+int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id)
+{
+	int rc = meta_write(p);
+
+	if (!rc) {
+		uint64_t last = ut_ld64(p->meta->pg.data + UT_META_TABLEID);
+
+		/* ids start at 1: 0 is no table */
+		*id = (last > floor ? last : floor) + 1;
+		ut_st64(p->meta->pg.data + UT_META_TABLEID, *id);
+	}
+	return rc;
+}
+
 int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 {
 	uint32_t head = meta32(p, UT_META_FREEHEAD);

@@ -31,9 +31,13 @@ static inline size_t hslot(ut_pager *p, uint32_t pgno)
 	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
 }
 
+/* pgno's stripe: its bucket's low bits, which do not depend on the table's
+ * size (at least HSTRIPES buckets), so a reader computes it without
+ * reading nbuckets, which hgrow changes under the stripes it is about to
+ * take. */
 static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
 {
-	return &p->stripes[hslot(p, pgno) & (HSTRIPES - 1)].mu;
+	return &p->stripes[(size_t)(pgno * 2654435761u) & (HSTRIPES - 1)].mu;
 }
 
 /* p->mu or pgno's stripe held. */
@@ -385,14 +389,14 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	pthread_mutex_unlock(&p->mu);
 	rc = read_page(p, pgno, f->pg.data);
 	pthread_mutex_lock(&p->mu);
-	p->ctr.page_reads++;
+	ut_ctr_add(&p->ctr.page_reads, 1);
 	if (rc == UT_OK && !(v = pager_pver_new(f->pg.data, pgno)))
 		rc = UT_ENOMEM;
 	pager_frame_set_cur(p, f, rc ? NULL : v);
 	pthread_cond_broadcast(&p->load_cv);
 	if (rc) {
 		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
+			ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
 		frame_set_pins(f, 0);
 		rc2 = pager_frame_forget(p, f);

@@ -242,6 +242,7 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 	s->lsn = p->lsn;
 	s->root = ut_ld32(m + UT_META_ROOT);
 	s->npages = ut_ld32(m + UT_META_PAGECOUNT);
+	s->catroot = ut_ld32(m + UT_META_CATROOT);
 	s->began_ms = now_ms();
 	memset(s->memo, 0, sizeof(s->memo));
 	s->kept = s->kept_tail = NULL;
