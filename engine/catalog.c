@@ -99,37 +99,41 @@ static void encode(uint8_t *b, const ut_catent *e)
 	ut_st64(b + 24, e->pages);
 }
 
-static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
-		    char *name, size_t *nlen, ut_catent *e, int verify);
+static int leaf_ok(ut_pager *p, const ut_btcur *c);
 
-/* Does an entry other than name's name root too?  A walk of the catalog;
- * other entries' damage is theirs to report (when they are opened). */
+/* Does an entry other than name's name root too?  One pass of a cursor
+ * over the catalog's leaves (each checked whole); other entries' damage
+ * is theirs to report when they are opened. */
 static int root_shared(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 		       uint32_t root)
 {
-	char prev[UT_TABLE_NAME_MAX + 1], other[UT_TABLE_NAME_MAX + 1];
-	size_t plen = 0, olen;
-	ut_catent e;
+	uint32_t croot = cat_root(p, s), leaf = 0;
+	ut_btcur c;
 	int rc;
 
-	for (;;) {
-		olen = 0;
-		rc = cat_next(p, s, prev, plen, other, &olen, &e, 0);
-		if (rc == UT_NOTFOUND)
-			return UT_OK;
-		if (rc && !olen)
-			return rc; /* the walk itself failed: it cannot go on */
-		if (rc == UT_OK && e.root == root &&
-		    (olen != nlen || memcmp(other, name, nlen))) {
-			ut_set_errdetail("%s: catalog: table \"%.*s\": root page "
-					 "%u is also the root of table \"%s\"",
-					 ut_pager_path(p), (int)nlen, name, root,
-					 other);
-			return UT_ECORRUPT;
+	ut_btcur_init_in(&c, p, s, &croot);
+	for (rc = ut_btcur_seek(&c, NULL, 0); rc == UT_OK; rc = ut_btcur_next(&c)) {
+		const void *k, *v;
+		size_t kl, vl;
+
+		if (c.leaf->pgno != leaf) {
+			leaf = c.leaf->pgno;
+			if ((rc = leaf_ok(p, &c)))
+				break;
 		}
-		memcpy(prev, other, olen);
-		plen = olen;
+		if ((rc = ut_btcur_get(&c, &k, &kl, &v, &vl)))
+			break;
+		if (ut_ld32(v) != root || (kl == nlen && !memcmp(k, name, nlen)))
+			continue;
+		ut_set_errdetail("%s: catalog: table \"%.*s\": root page %u is "
+				 "also the root of table \"%.*s\"",
+				 ut_pager_path(p), (int)nlen, name, root, (int)kl,
+				 (const char *)k);
+		rc = UT_ECORRUPT;
+		break;
 	}
+	ut_btcur_fini(&c);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
 }
 
 /* What an entry says, against the header it is read with. */
@@ -256,10 +260,16 @@ int ut_cat_get(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 	if (rc == UT_OK)
 		rc = verify_entry(p, s, name, nlen, e);
 	if (rc == UT_OK && verify)
-		rc = verify_root_page(p, s, name, nlen, e);
-	if (rc == UT_OK && verify)
-		rc = root_shared(p, s, name, nlen, e->root);
+		rc = ut_cat_verify(p, s, name, nlen, e);
 	return rc;
+}
+
+int ut_cat_verify(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
+		  const ut_catent *e)
+{
+	int rc = verify_root_page(p, s, name, nlen, e);
+
+	return rc ? rc : root_shared(p, s, name, nlen, e->root);
 }
 
 int ut_cat_put(ut_pager *p, const char *name, size_t nlen, const ut_catent *e)
@@ -311,14 +321,6 @@ int ut_cat_del(ut_pager *p, const char *name, size_t nlen)
 int ut_cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 		char *name, size_t *nlen, ut_catent *e)
 {
-	return cat_next(p, s, after, alen, name, nlen, e, 1);
-}
-
-/* verify 0: the entry decoded only.  *nlen is set once the name is
- * read, also when the entry then fails. */
-static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
-		    char *name, size_t *nlen, ut_catent *e, int verify)
-{
 	uint32_t root = cat_root(p, s);
 	const void *k, *v;
 	size_t kl, vl;
@@ -352,7 +354,7 @@ static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 		name[kl] = 0;
 		*nlen = kl;
 		rc = ut_cat_decode(v, vl, name, kl, ut_pager_path(p), e);
-		if (rc == UT_OK && verify)
+		if (rc == UT_OK)
 			rc = verify_entry(p, s, name, kl, e);
 	}
 	ut_btcur_fini(&c);

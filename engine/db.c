@@ -62,6 +62,10 @@ struct ut_table {
 	size_t nlen;
 	char name[UT_TABLE_NAME_MAX + 1];
 	ut_table *next;
+	/* the root its entry had when ut_cat_verify passed (atomic; 0:
+	 * never): the file changes only through this handle's own writes,
+	 * so the check is run again only when the root moved */
+	uint32_t verified_root;
 };
 
 /* A table as one transaction sees it: its catalog entry, changed in
@@ -1104,10 +1108,20 @@ int ut_table_open(ut_txn *t, const char *name, unsigned flags, ut_table **out)
 			*out = s->h;
 			return UT_OK;
 		}
-	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), name, nlen, 1, &e);
+	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), name, nlen, 0, &e);
 	if (rc == UT_OK) {
 		if ((rc = handle_of(t->db, name, nlen, e.id, out)))
 			return rc;
+		if (__atomic_load_n(&(*out)->verified_root, __ATOMIC_ACQUIRE) !=
+		    e.root) {
+			if ((rc = ut_cat_verify(t->db->pager, ut_txn_snap(t), name,
+						nlen, &e))) {
+				*out = NULL;
+				return rc;
+			}
+			__atomic_store_n(&(*out)->verified_root, e.root,
+					 __ATOMIC_RELEASE);
+		}
 		return tstate_add(t, *out, &e) ? UT_OK : UT_ENOMEM;
 	}
 	if (rc != UT_NOTFOUND)
