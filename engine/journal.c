@@ -67,8 +67,12 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 	*touched = f->cur ? &f->touched : NULL;
 	if (f->txn)
 		return UT_OK;
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		pthread_mutex_lock(&p->mu);
+		pager_fatal_errdetail(p);
+		pthread_mutex_unlock(&p->mu);
 		return UT_EFATAL;
+	}
 	pthread_mutex_lock(&p->mu);
 	rc = write_locked(p, f);
 	pthread_mutex_unlock(&p->mu);
@@ -96,6 +100,37 @@ int ut_pager_set_root(ut_pager *p, uint32_t root)
 
 	if (!rc)
 		ut_st32(p->meta->pg.data + UT_META_ROOT, root);
+	return rc;
+}
+
+uint32_t ut_pager_catalog_root(ut_pager *p)
+{
+	return meta32(p, UT_META_CATROOT);
+}
+
+int ut_pager_set_catalog_root(ut_pager *p, uint32_t root)
+{
+	int rc = meta_write(p);
+
+	if (!rc) {
+		ut_st32(p->meta->pg.data + UT_META_CATROOT, root);
+		ut_st32(p->meta->pg.data + UT_META_VERSION,
+			ut_meta_format(p->meta->pg.data));
+	}
+	return rc;
+}
+
+int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id)
+{
+	int rc = meta_write(p);
+
+	if (!rc) {
+		uint64_t last = ut_ld64(p->meta->pg.data + UT_META_TABLEID);
+
+		/* ids start at 1: 0 is no table */
+		*id = (last > floor ? last : floor) + 1;
+		ut_st64(p->meta->pg.data + UT_META_TABLEID, *id);
+	}
 	return rc;
 }
 

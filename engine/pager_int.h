@@ -40,8 +40,8 @@
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
- * lock.  It is owned by its frame while current, then by the version
- * store while a snapshot may need it, and freed when neither owns it and no
+ * lock.  It is owned by its frame while current, then by the youngest live
+ * snapshot that sees it (version.c), and freed when neither owns it and no
  * reader pins it. */
 struct pver {
 	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
@@ -51,7 +51,8 @@ struct pver {
 	uint32_t refs;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
-	struct pver *qnext; /* kept: retirement order (until ascending) */
+	struct pver **hpprev; /* kept: what points at it in that chain */
+	struct pver *qnext; /* kept: next in its owner snapshot's list */
 };
 
 /* Readers pinning v, which its owner holds. */
@@ -150,7 +151,12 @@ struct ut_pager {
 	pthread_mutex_t flush_mu;
 	pthread_cond_t work_cv;  /* the cleaner waits here for work */
 	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
-	unsigned waiters;        /* threads waiting for a clean frame */
+	/* A thread waiting for a clean frame waits for the batch that brings
+	 * batches to this count; the cleaner owes waiters a batch only while
+	 * batches is below it.  (Not "while anyone waits": a woken waiter
+	 * that has not yet run would have it run empty batches back to back,
+	 * issue 31's busy loop.) */
+	uint64_t clean_want;
 	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
 	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
 	struct frame *snapf[CLEAN_BATCH];
@@ -160,7 +166,10 @@ struct ut_pager {
 	uint64_t frame_waits;    /* times a thread waited for the cleaner */
 	void (*batch_hook)(void *); /* tests: between copy and write */
 	void *batch_hook_ctx;
-	char fatal_detail[256];  /* why a cleaner write failed */
+	/* Why the handle went fatal (the failing call's detail), written
+	 * once, under p->mu, before fatal and poisoned are set: a reader that
+	 * saw poisoned reads it without the lock. */
+	char fatal_detail[384];
 	/* Checkpoint: requested (header image taken, dirty frames marked
 	 * ckpt), then run by the cleaner or the caller. */
 	int ckpt_pending;
@@ -187,16 +196,19 @@ struct ut_pager {
 	 * against it without a lock.  Meaningful once bound_known. */
 	uint64_t bound_hi;
 	int bound_known;
+	/* Redo's gate (redo.c): asked before redo first writes a page. */
+	int (*redo_gate)(void *ctx);
+	void *redo_gate_ctx;
+	int redo_decided;
 	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
 	uint8_t *hinted;
 	uint64_t nhinted;
 
-	/* Snapshots (see pager.h): live readers oldest first, and the
-	 * versions kept for them, by page (vbuckets) and in the order they
-	 * were replaced (vhead..vtail). */
+	/* Snapshots (see pager.h): live readers oldest first (so in LSN
+	 * order), each owning the kept versions it is the youngest to see
+	 * (ut_snap.kept), also found by page (vbuckets). */
 	ut_snap *snap_head, *snap_tail;
 	struct pver **vbuckets;
-	struct pver *vhead, *vtail;
 	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
 	uint64_t kept_dropped;   /* versions dropped for the budget */
 	uint64_t lost_below;     /* snapshots older than this lost a version */
@@ -241,14 +253,18 @@ void pager_shrink(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
-void pager_kept_pop(ut_pager *p);
+/* Every kept version goes (close). */
+void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
 /* cleaner.c */
 int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);
 void pager_note_fatal(ut_pager *p, int rc);
+void pager_wake_all(ut_pager *p);
 int pager_fatal_rc(ut_pager *p);
+void pager_record_fatal(ut_pager *p, int rc);
+void pager_fatal_errdetail(ut_pager *p);
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
 size_t pager_dirty_high(const ut_pager *p);
 int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);

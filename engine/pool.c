@@ -31,9 +31,13 @@ static inline size_t hslot(ut_pager *p, uint32_t pgno)
 	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
 }
 
+/* pgno's stripe: its bucket's low bits, which do not depend on the table's
+ * size (at least HSTRIPES buckets), so a reader computes it without
+ * reading nbuckets, which hgrow changes under the stripes it is about to
+ * take. */
 static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
 {
-	return &p->stripes[hslot(p, pgno) & (HSTRIPES - 1)].mu;
+	return &p->stripes[(size_t)(pgno * 2654435761u) & (HSTRIPES - 1)].mu;
 }
 
 /* p->mu or pgno's stripe held. */
@@ -239,14 +243,19 @@ static int sweep(ut_pager *p, size_t *vidx)
 	return 0;
 }
 
-/* Could writing pages free a frame?  (A dirty frame that is neither
- * pinned nor in the transaction, maybe being written right now.) */
+/* Could writing pages free a frame?  (A dirty frame that nobody pins --
+ * neither the writer nor a reader, through its version -- and that is
+ * not in the transaction, maybe being written right now.)  A frame a
+ * reader pins stays in the pool however clean it is: waiting for its
+ * write would only have the caller wait, and the cleaner write, for
+ * nothing (issue 31). */
 static int dirty_evictable(const ut_pager *p)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct frame *f = p->frames[i];
 
-		if (f->valid && f->dirty && !frame_pins(f) && !f->txn && f != p->meta)
+		if (f->valid && f->dirty && !frame_pins(f) && !f->txn &&
+		    f != p->meta && !pver_readers(f->cur))
 			return 1;
 	}
 	return 0;
@@ -302,7 +311,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 			continue; /* a reader took it meanwhile */
 		}
 		if (!dirty_evictable(p))
-			return grow(p, out, idx); /* all pinned or in the txn */
+			return grow(p, out, idx); /* all pinned (readers too) or in the txn */
 		if (!may_wait)
 			return UT_EBUSY;
 		if ((rc = pager_make_clean(p)))
@@ -385,14 +394,14 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	pthread_mutex_unlock(&p->mu);
 	rc = read_page(p, pgno, f->pg.data);
 	pthread_mutex_lock(&p->mu);
-	p->ctr.page_reads++;
+	ut_ctr_add(&p->ctr.page_reads, 1);
 	if (rc == UT_OK && !(v = pager_pver_new(f->pg.data, pgno)))
 		rc = UT_ENOMEM;
 	pager_frame_set_cur(p, f, rc ? NULL : v);
 	pthread_cond_broadcast(&p->load_cv);
 	if (rc) {
 		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
+			ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
 		frame_set_pins(f, 0);
 		rc2 = pager_frame_forget(p, f);
@@ -473,8 +482,10 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	ut_pg *m;
 	int rc;
 
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
