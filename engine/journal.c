@@ -30,10 +30,64 @@ int pager_tx_add(ut_pager *p, struct frame *f)
 	return UT_OK;
 }
 
+void pager_shadow_drop(ut_pager *p, struct frame *f)
+{
+	if (!f->shadow)
+		return;
+	p->shadows[f->shadow_slot] = NULL;
+	p->nshadow--;
+	pager_buf_put(p, f->shadow);
+	f->shadow = NULL;
+}
+
+/* buf, an image of f's page equal to cur's data but in the blocks of
+ * stale, becomes f's shadow: the oldest shadow gives up its slot if the
+ * ring is full.  p->mu held. */
+static void shadow_keep(ut_pager *p, struct frame *f, uint8_t *buf,
+			uint64_t stale)
+{
+	struct frame *old = p->shadows[p->shadow_hand];
+
+	assert(!f->shadow);
+	if (old)
+		pager_shadow_drop(p, old);
+	f->shadow = buf;
+	f->shadow_stale = stale;
+	f->shadow_slot = p->shadow_hand;
+	p->shadows[p->shadow_hand] = f;
+	p->shadow_hand = (p->shadow_hand + 1) % SHADOW_MAX;
+	p->nshadow++;
+}
+
+/* Bring f's shadow up to date with cur: only the blocks that changed
+ * since it was an exact image (block 0 always: the LSN and CRC are
+ * stamped there outside any touched mask). */
+static void shadow_refresh(struct frame *f, uint8_t *copy)
+{
+	const uint8_t *src = f->cur->pg.data;
+	uint64_t m = f->shadow_stale | 1;
+
+	while (m) {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+		uint64_t rest = ~(m >> b); /* the run of blocks from b */
+		unsigned n = rest ? (unsigned)__builtin_ctzll(rest) : 64 - b;
+
+		memcpy(copy + (size_t)b * UT_TOUCH_BLOCK,
+		       src + (size_t)b * UT_TOUCH_BLOCK, (size_t)n * UT_TOUCH_BLOCK);
+		m = b + n >= 64 ? 0 : m & ~(((1ull << n) - 1) << b);
+	}
+#ifndef NDEBUG
+	/* checked against the full copy it replaces */
+	assert(memcmp(copy, src, UT_PAGE_SIZE) == 0);
+#endif
+}
+
 /* The writer's first change to f in the transaction: it gets a private
  * copy to change; cur stays the committed version for readers, the
- * cleaner and the log's pre-image. */
-static int write_locked(ut_pager *p, struct frame *f)
+ * cleaner and the log's pre-image.  The copy is f's shadow when it has
+ * one (the blocks changed since brought up to date), else a spare buffer
+ * filled whole -- or not at all when the caller rewrites the page whole. */
+static int write_locked(ut_pager *p, struct frame *f, int whole)
 {
 	uint8_t *copy;
 
@@ -42,14 +96,24 @@ static int write_locked(ut_pager *p, struct frame *f)
 	if (!p->in_txn)
 		return UT_EINVAL;
 	assert(f->valid && f->cur && f->pg.data == f->cur->pg.data);
-	copy = pager_buf_get(p);
-	if (!copy)
+	if (pager_tx_add(p, f))
 		return UT_ENOMEM;
-	if (pager_tx_add(p, f)) {
-		pager_buf_put(p, copy);
-		return UT_ENOMEM;
+	if (f->shadow) {
+		copy = f->shadow;
+		p->shadows[f->shadow_slot] = NULL;
+		p->nshadow--;
+		f->shadow = NULL;
+		if (!whole)
+			shadow_refresh(f, copy);
+	} else {
+		copy = pager_buf_get(p);
+		if (!copy) {
+			p->ntx--;
+			return UT_ENOMEM;
+		}
+		if (!whole)
+			memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
 	}
-	memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
 	f->pg.data = copy;
 	f->touched = 0;
 	f->txn = 1;
@@ -70,9 +134,32 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 	if (fatal_now(p))
 		return UT_EFATAL;
 	pthread_mutex_lock(&p->mu);
-	rc = write_locked(p, f);
+	rc = write_locked(p, f, 0);
 	pthread_mutex_unlock(&p->mu);
 	return rc;
+}
+
+int ut_pager_write_whole(ut_pager *p, ut_pg *pg)
+{
+	struct frame *f = (struct frame *)pg;
+	int rc;
+
+	if (!f->txn) {
+		if (fatal_now(p))
+			return UT_EFATAL;
+		pthread_mutex_lock(&p->mu);
+		rc = write_locked(p, f, f->cur != NULL);
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			return rc;
+	}
+	if (f->cur)
+		f->touched = ~0ull;
+#ifndef NDEBUG
+	/* the caller rewrites every byte: make one it forgets visible */
+	memset(f->pg.data, 0xa5, UT_PAGE_SIZE);
+#endif
+	return UT_OK;
 }
 
 int ut_pager_write(ut_pager *p, ut_pg *pg)
@@ -164,11 +251,11 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 			ut_pager_release(p, pg);
 			return UT_ECORRUPT;
 		}
-		if ((rc = ut_pager_write(p, pg))) {
+		if ((rc = ut_pager_write_whole(p, pg))) {
 			ut_pager_release(p, pg);
 			return rc;
 		}
-		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, ut_page_right(pg->data));
+		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, next);
 		ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
 			meta32(p, UT_META_FREECOUNT) - 1);
 		ut_page_init(pg->data, head, type);
@@ -208,7 +295,7 @@ int ut_pager_free(ut_pager *p, ut_pg *pg)
 {
 	int rc;
 
-	if ((rc = meta_write(p)) || (rc = ut_pager_write(p, pg))) {
+	if ((rc = meta_write(p)) || (rc = ut_pager_write_whole(p, pg))) {
 		ut_pager_release(p, pg);
 		return rc;
 	}
@@ -266,7 +353,8 @@ static void discard_txn(ut_pager *p)
 
 		f->txn = 0;
 		if (f->cur) {
-			pager_buf_put(p, f->pg.data);
+			/* differs from cur in the blocks it changed */
+			shadow_keep(p, f, f->pg.data, f->touched);
 			f->pg.data = f->cur->pg.data;
 			p->preout--;
 		} else {
@@ -303,7 +391,16 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 		 * under it */
 		pager_frame_set_cur(p, f, nv[i]);
 		if (old) {
-			pager_retire(p, old, lsn);
+			/* no snapshot sees old and no reader pins it (none can
+			 * find it now): its buffer, which differs from the new
+			 * version in the blocks this commit touched, is the
+			 * next private copy */
+			if (!pager_snap_sees(p, old) && !pver_readers(old)) {
+				shadow_keep(p, f, old->pg.data, f->touched);
+				free(old);
+			} else {
+				pager_retire(p, old, lsn);
+			}
 			p->preout--;
 		}
 		f->dirty = !written;

@@ -37,6 +37,9 @@
  * memory within cache_bytes + 32 MiB for ordinary transactions without
  * shrinking the cache for them. */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
+/* Shadows (struct frame) at most: 8 MiB, first in first out, so the pages
+ * every commit changes (root, interior pages, page 0) keep theirs. */
+#define SHADOW_MAX 512u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
@@ -69,6 +72,13 @@ struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
 	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
+	/* The writer's next private copy, made ahead (journal.c): a buffer
+	 * holding an earlier image of the page, equal to cur's data but in
+	 * the blocks of shadow_stale; NULL: none.  Only the writer uses it,
+	 * under p->mu. */
+	uint8_t *shadow;
+	uint64_t shadow_stale;
+	size_t shadow_slot; /* its place in p->shadows */
 	struct frame *hnext;
 	uint32_t pin; /* the writer's pins; atomic: released without p->mu
 		       * (taken under it, so an evictor under p->mu sees at
@@ -122,6 +132,10 @@ struct ut_pager {
 	void **slabs;
 	size_t nslabs;
 	size_t preout; /* pre-images held by the transaction */
+	/* Frames holding a shadow, a ring in the order they got it (NULL:
+	 * a slot given up); nshadow of them live. */
+	struct frame *shadows[SHADOW_MAX];
+	size_t shadow_hand, nshadow;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -210,9 +224,12 @@ static inline int fatal_now(const ut_pager *p)
 	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
 }
 
+/* Pre-images and shadows beyond PRE_SLACK count against the bound. */
 static inline size_t pre_charged(const ut_pager *p)
 {
-	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+	size_t n = p->preout + p->nshadow;
+
+	return n > PRE_SLACK ? n - PRE_SLACK : 0;
 }
 
 static inline uint32_t meta32(ut_pager *p, int off)
@@ -244,6 +261,8 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
 /* Every kept version goes (close). */
 void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
+/* Does a live snapshot see v, a version being replaced?  p->mu held. */
+int pager_snap_sees(const ut_pager *p, const struct pver *v);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
 /* cleaner.c */
@@ -271,6 +290,9 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock);
 
 /* journal.c */
 int pager_tx_add(ut_pager *p, struct frame *f);
+/* f's shadow, if any, goes back to the pool (f leaves the pool, or its
+ * page is no longer the one the shadow was of).  p->mu held. */
+void pager_shadow_drop(ut_pager *p, struct frame *f);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);

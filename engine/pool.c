@@ -158,7 +158,7 @@ void pager_buf_put(ut_pager *p, uint8_t *b)
 {
 	if (pool_push(p, b))
 		return; /* leaks one buffer into its slab until close */
-	if (p->nframes + p->preout + p->nresident <
+	if (p->nframes + p->preout + p->nshadow + p->nresident <
 	    p->maxframes + PRE_SLACK + POOL_SLACK) {
 		p->nresident++;
 	} else {
@@ -272,6 +272,7 @@ int pager_frame_forget(ut_pager *p, struct frame *f)
 	f->valid = 0;
 	f->dirty = 0;
 	f->ckpt = 0;
+	pager_shadow_drop(p, f);
 	free(v);
 	return UT_OK;
 }

@@ -119,6 +119,11 @@ static void kept_drop_one(ut_pager *p)
 	kept_free(p, v);
 }
 
+int pager_snap_sees(const ut_pager *p, const struct pver *v)
+{
+	return p->snap_tail && p->snap_tail->lsn >= created(v);
+}
+
 /* The commit at LSN until replaced v.  Live snapshots are all older than
  * that commit, so the youngest of them sees v iff any does: it owns v,
  * or v goes now. */
@@ -127,7 +132,7 @@ void pager_retire(ut_pager *p, struct pver *v, uint64_t until)
 	ut_snap *s = p->snap_tail;
 	struct pver **b;
 
-	if (!s || s->lsn < created(v)) {
+	if (!pager_snap_sees(p, v)) {
 		pver_disown(p, v);
 		return;
 	}
