@@ -335,6 +335,14 @@ int ut_pager_begin(ut_pager *p)
  * give back frames past the bound.  p->mu held. */
 static void end_txn(ut_pager *p)
 {
+	/* the next commit's version objects, taken without a lock */
+	while (p->nvstash < VSTASH && p->vfree) {
+		struct pver *v = p->vfree;
+
+		p->vfree = v->qnext;
+		p->nvfree--;
+		p->vstash[p->nvstash++] = v;
+	}
 	if (p->cleaner_running) {
 		p->ndirty_est += p->ntx;
 		if (p->ndirty_est > pager_dirty_high(p))
@@ -397,7 +405,7 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 			 * next private copy */
 			if (!pager_snap_sees(p, old) && !pver_readers(old)) {
 				shadow_keep(p, f, old->pg.data, f->touched);
-				free(old);
+				pager_pver_free(p, old);
 			} else {
 				pager_retire(p, old, lsn);
 			}
@@ -417,6 +425,7 @@ void ut_pager_rollback(ut_pager *p)
 	pthread_mutex_lock(&p->mu);
 	discard_txn(p);
 	pthread_mutex_unlock(&p->mu);
+	pager_advise_drain(p);
 }
 
 #ifdef UT_CHECK_TOUCHED
@@ -441,21 +450,45 @@ static void check_touched(const struct frame *f)
 static void check_touched(const struct frame *f) { (void)f; }
 #endif
 
-/* A committed version for each page of the transaction, allocated before
- * the commit is logged so that publishing cannot fail. */
-static struct pver **new_versions(size_t n)
+/* An unused version object back to the writer's stash. */
+static void stash_put(ut_pager *p, struct pver *v)
 {
-	struct pver **nv = calloc(n, sizeof(*nv));
+	if (p->nvstash < VSTASH)
+		p->vstash[p->nvstash++] = v;
+	else
+		free(v);
+}
 
-	for (size_t i = 0; nv && i < n; i++) {
-		if (!(nv[i] = pager_pver_new(NULL, 0))) {
+/* A committed version for each page of the transaction, allocated before
+ * the commit is logged so that publishing cannot fail: from the writer's
+ * stash (no lock), else new. */
+static struct pver **new_versions(ut_pager *p, size_t n)
+{
+	if (n > p->capnvbuf) {
+		struct pver **nb = realloc(p->nvbuf, n * sizeof(*nb));
+
+		if (!nb)
+			return NULL;
+		p->nvbuf = nb;
+		p->capnvbuf = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pver *v = p->nvstash ? p->vstash[--p->nvstash]
+					    : pager_pver_new(NULL, 0);
+
+		if (v) { /* recycled or new: as pager_pver_new makes it */
+			memset(v, 0, sizeof(*v));
+			v->pg.snap = 1;
+			v->refs = 1;
+		}
+		if (!v) {
 			while (i--)
-				free(nv[i]);
-			free(nv);
+				stash_put(p, p->nvbuf[i]);
 			return NULL;
 		}
+		p->nvbuf[i] = v;
 	}
-	return nv;
+	return p->nvbuf;
 }
 
 /* The log hook runs without the pool mutex: the private copies are the
@@ -491,7 +524,7 @@ int ut_pager_commit(ut_pager *p, int sync)
 
 	if (!p->in_txn)
 		return UT_EINVAL;
-	if (p->ntx && !(nv = new_versions(p->ntx)))
+	if (p->ntx && !(nv = new_versions(p, p->ntx)))
 		rc = UT_ENOMEM;
 	if (rc == UT_OK && p->ntx && p->hooks.log_commit)
 		rc = log_txn(p, sync, &lsn);
@@ -513,12 +546,12 @@ int ut_pager_commit(ut_pager *p, int sync)
 		end_txn(p);
 	} else {
 		for (size_t i = 0; nv && i < p->ntx; i++)
-			free(nv[i]);
+			stash_put(p, nv[i]);
 		discard_txn(p);
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (sync_flush)
 		pthread_mutex_unlock(&p->flush_mu);
-	free(nv);
+	pager_advise_drain(p);
 	return rc;
 }

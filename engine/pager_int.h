@@ -40,6 +40,11 @@
 /* Shadows (struct frame) at most: 8 MiB, first in first out, so the pages
  * every commit changes (root, interior pages, page 0) keep theirs. */
 #define SHADOW_MAX 512u
+/* Version objects kept for reuse (p->vfree), and in the writer's stash. */
+#define VFREE_MAX 4096u
+#define VSTASH 256u
+/* Buffers waiting for MADV_DONTNEED outside p->mu (pool.c). */
+#define ADVISE_MAX 64u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
@@ -136,6 +141,20 @@ struct ut_pager {
 	 * a slot given up); nshadow of them live. */
 	struct frame *shadows[SHADOW_MAX];
 	size_t shadow_hand, nshadow;
+	/* Spare version objects: vfree (a list through qnext, p->mu), and
+	 * the writer's stash, refilled from it at the end of each
+	 * transaction, so a commit allocates its versions without a lock
+	 * and without malloc.  nvbuf: the commit's array of them. */
+	struct pver *vfree;
+	size_t nvfree;
+	struct pver *vstash[VSTASH];
+	size_t nvstash;
+	struct pver **nvbuf;
+	size_t capnvbuf;
+	/* Buffers to give back to the kernel once p->mu is let go, before
+	 * they join the pool (pool.c, pager_advise_drain). */
+	uint8_t *advise[ADVISE_MAX];
+	size_t nadvise;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -247,6 +266,9 @@ struct frame *pager_hfind(ut_pager *p, uint32_t pgno);
 void pager_hinsert(ut_pager *p, struct frame *f);
 uint8_t *pager_buf_get(ut_pager *p);
 void pager_buf_put(ut_pager *p, uint8_t *b);
+/* Buffers pager_buf_put set aside are given back to the kernel, without
+ * p->mu, and join the pool.  Called without p->mu. */
+void pager_advise_drain(ut_pager *p);
 struct frame *pager_new_frame(ut_pager *p);
 /* UT_EBUSY, and f stays, if a reader pinned f's version meanwhile. */
 int pager_frame_forget(ut_pager *p, struct frame *f);
@@ -258,6 +280,10 @@ void pager_shrink(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
+/* A spare version object if one is at hand, else a new one.  p->mu held. */
+struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno);
+/* v (no longer referenced) kept for reuse, or freed.  p->mu held. */
+void pager_pver_free(ut_pager *p, struct pver *v);
 /* Every kept version goes (close). */
 void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
