@@ -144,6 +144,13 @@ while :; do
 	done
 	wait "$pid"; rc=$?
 	log "end $fs $mode seed $s rc=$rc: $(grep -h 'cycles' "$out/summary.txt" 2>/dev/null | tail -1 | cut -c1-200)"
+	if ! cat "$out"/*-j*/cycles.csv 2>/dev/null | grep -q .; then
+		# no cycle at all (a build or setup error, e.g. main broken for
+		# a moment): do not spin; the same seed is tried again
+		log "no cycle finished (see $out/harness-stderr.txt); waiting 120 s"
+		sleep 120
+		continue
+	fi
 	commit_pass "$out" "$mode" "$s"
 	i=$((i + 1))
 done

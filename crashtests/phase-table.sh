@@ -28,7 +28,7 @@ for d in "$@"; do
 	f=${d%/}/phases.csv
 	[ -f "$f" ] || { echo "phase-table.sh: no $f" >&2; exit 1; }
 	# drop a ledger's job column, keep the run's name
-	awk -F, -v run="${label:-$(basename "${d%/}")}" 'NR == 1 { j = ($1 == "job"); next }
+	awk -F, -v run="${label:-$(basename "$(dirname "${d%/}")")/$(basename "${d%/}")}" 'NR == 1 { j = ($1 == "job"); next }
 		{ s = ""; for (i = 1 + j; i <= NF; i++) s = s "," $i; print run s }' "$f"
 done | awk -F, '
 function add(k, name, v) { if (v == "") return; sum[k, name] += v; cnt[k, name]++ }
@@ -66,9 +66,10 @@ END {
 	}
 	print "| pass | boots | boot (guest: kernel / unpack) | disks | mount | check | warm-up (fresh: n x s) | run | exit | gap | s/cycle |"
 	print "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"
+	order[++no] = "all"	# last
 	for (i = 1; i <= no; i++) {
 		k = order[i]
-		if (k == "all" && no == 2) continue
+		if (k == "all" && (no == 3 || i < no)) continue
 		printf "| %s | %d | %s (%s / %s) | %s | %s | %s | %s (%d x %s) | %s | %s | %s | %s |\n", k, nb[k],
 			m(k, "boot"), m(k, "kernel"), m(k, "unpack"), m(k, "disks"), m(k, "mount"),
 			m(k, "check"), m(k, "warm"), cnt[k, "warmf"], m(k, "warmf"), m(k, "run"),

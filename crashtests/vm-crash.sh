@@ -25,8 +25,8 @@
 #
 # Tears are made possible: the guest sets max_sectors_kb=4 on the disk (a
 # plain 16 KiB write = 4 requests, RWF_ATOMIC = 1) and QEMU throttles the
-# drive (throttling.iops-write=N, --iops, default 100), so writes are in
-# flight when the kill lands.
+# drives under test (throttling.iops-write=N, --iops, default 100; not
+# the oracle's), so writes are in flight when the kill lands.
 #
 # Verdicts: atomic and doublewrite must have zero violations (a tear there
 # is one too); doublewrite must repair torn pages in at least one cycle;
@@ -48,7 +48,7 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,6 +122,7 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # threads), about 200 ms at 100 IOPS (measured: pages written by the
 # batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
+THROTTLE_FROM=${THROTTLE_FROM:-ready}  # ready | boot: see disk_args below
 req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
 req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
@@ -162,33 +163,64 @@ fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
 	echo "kills=$kills"
 	echo "seed=$seed"
 	echo "jobs=$jobs"
-	echo "options=iops=$iops throttled=all-disks initramfs=gzip threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
+	echo "options=iops=$iops throttled=$fs$([ "$fs" = xfsrt ] && echo ,xfsrtdev) throttle_from=$THROTTLE_FROM initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
 	echo "kernel=$PATCHED"
 	echo "kernel_cache_key=$kcache"
 	echo "series_cache_key=$series_key"
 	echo "fs_kernel_key=${fs_key:-unknown}"
 	echo "fs_patches=$(awk -v fs="$fs" -F: '$1 == fs { sub(/^[^:]*:[[:space:]]*/, ""); print }' "$HERE/fs-patches")"
 	echo "harness_commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- crashtests kernel-series/vm 2>/dev/null || echo -dirty)"
-	echo "engine_commit=$(git -C "$ROOT" log -1 --format=%h --abbrev=12 -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- engine wal io include tools CMakeLists.txt crashtests/vmcrash.c 2>/dev/null || echo -dirty)"
+	# the newest commit (merges left out: a merge of main into a branch
+	# would name itself) that changed the engine's sources, and a hash of
+	# those sources' trees, which says exactly what ran
+	epaths=(engine wal io include tools CMakeLists.txt crashtests/vmcrash.c)
+	echo "engine_commit=$(git -C "$ROOT" log -1 --no-merges --format=%h --abbrev=12 -- "${epaths[@]}" 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- "${epaths[@]}" 2>/dev/null || echo -dirty)"
+	echo "engine_tree=$(for p in "${epaths[@]}"; do git -C "$ROOT" rev-parse "HEAD:$p" 2>/dev/null; done | sha256sum | cut -c1-12)"
 	echo "host=$(hostname) cores=$(nproc) load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out/meta.txt"
 [ "$kcache" = "$series_key" ] || say "== note: kernel cache key $kcache is not the series' $series_key"
 
-INITRD=$out/initramfs.cpio.gz
-bash "$VM/mkinitramfs.sh" -o "$INITRD" "$B/vmcrash:/bin/vmcrash" \
-	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null ||
+# The initramfs is stored uncompressed: every boot unpacks it, and under
+# TCG inflating its 3.5 MiB of gzip cost more than reading 7 MiB of cpio
+# (phases.csv's kmsg_unpack .. kmsg_freed).
+INITRD=$out/initramfs.cpio
+bash "$VM/mkinitramfs.sh" -o "$INITRD.gz" "$B/vmcrash:/bin/vmcrash" \
+	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null &&
+	gzip -dc "$INITRD.gz" >"$INITRD" && rm -f "$INITRD.gz" ||
 	{ echo "vm-crash.sh: mkinitramfs failed" >&2; exit 3; }
 
-# Fresh images: the filesystem under test (mkdisks.sh makes them all; the
-# ones needed are copied per job) and a small ext4 "oracle" disk that no
+# Fresh images: the filesystem under test (and xfs16k for --aid-check;
+# copied per job) and a small ext4 "oracle" disk that no
 # kill ever finds mid-write (the oracle is written only before the run).
 TEMPLATE=$out/template
-DISK_SIZE=${DISK_SIZE:-1G} bash "$VM/mkdisks.sh" "$TEMPLATE" >/dev/null ||
+DISK_SIZE=${DISK_SIZE:-1G} bash "$VM/mkdisks.sh" "$TEMPLATE" "$fs" \
+	$([ "$aid_check" = 1 ] && echo xfs16k) >/dev/null ||
 	{ echo "vm-crash.sh: mkdisks failed" >&2; exit 3; }
 truncate -s 256M "$TEMPLATE/oracle.img"
 mkfs.ext4 -q -F -L oracle -b 4096 "$TEMPLATE/oracle.img" >/dev/null ||
 	{ echo "vm-crash.sh: mkfs oracle failed" >&2; exit 3; }
 fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
+# The throttle is there so that a kill finds the tested disk's writes in
+# flight: it is needed from the workload's start ("ready") to the kill,
+# not before.  So the disks are attached in fs_images' order (the disk
+# under test is QEMU drive d0, xfsrt's realtime device d1) without a
+# throttle, and when the guest prints "throttle" (vmcrash --throttle-wait,
+# after the check and the warm-up) qmp-throttle.py sets
+# throttling.iops-write on the disks under test over QMP; the guest starts
+# the workload once a probe write shows the throttle (THROTTLE_FROM=boot:
+# throttled from the boot on, as before).  The oracle disk, written only
+# during the check, is never throttled.
+disk_args() { # disk_args DIR: boot.sh -D options, the disk under test first
+	local img
+	for img in $(fs_images); do
+		printf '%s\0' -D "$img=$1/$img.img"
+		[ "$THROTTLE_FROM" = boot ] && [ "$img" != oracle ] &&
+			printf '%s\0' -x "$img=throttling.iops-write=$iops"
+	done
+}
+throttle_drives=$(n=0; for img in $(fs_images); do [ "$img" != oracle ] && printf 'd%s ' "$n"; n=$((n + 1)); done)
+# probe writes are 4 requests: throttled, >= 4/iops s; 3/4 of that
+throttle_ms=$((3000 / iops))
 
 # phases.csv (per job): one line per boot; times in s from the boot's start
 # on the host clock: first guest line, disks found, filesystems mounted,
@@ -250,6 +282,7 @@ run_job() {
 		ckpt=$((CKPT_MIN + RANDOM % (CKPT_MAX - CKPT_MIN + 1)))
 		local gargs=(--seed "$jseed" --threads "$threads" --cache "$cache" --ckpt-every "$ckpt"
 			--warmup "$WARMUP")
+		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
 		local pidf=$dir/qemu.pid killf=$dir/killed
@@ -268,8 +301,11 @@ run_job() {
 		}
 		t0=$(now)
 		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay efrac=$efrac args=${gargs[*]}" >>"$log"
-		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" \
-			-W "throttling.iops-write=$iops" -t 400 -P "$pidf" -o "$dir/boot" \
+		local dargs thr_fail=0
+		mapfile -d '' dargs < <(disk_args "$dir/disks")
+		rm -f "$dir/qmp.sock"
+		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" "${dargs[@]}" \
+			-Q "$dir/qmp.sock" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
 			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
 		local bootpid=$!
@@ -284,6 +320,18 @@ run_job() {
 			"timing kmsg "*"Freeing initrd memory"*) k_freed=${line#timing kmsg }; k_freed=${k_freed%% *} ;;
 			"timing kmsg "*"Run /init"*) k_init=${line#timing kmsg }; k_init=${k_init%% *} ;;
 			"verdict "*) verdict_line=$line; tverdict=$(now) ;;
+			throttle)
+				# the workload is about to start: throttle the disks
+				# under test now (the guest waits until it sees it)
+				if ! /usr/bin/python3 "$HERE/qmp-throttle.py" "$dir/qmp.sock" "$iops" \
+					$throttle_drives >>"$log" 2>&1; then
+					echo "### qmp-throttle.py FAILED: stopping this boot" >>"$log"
+					thr_fail=1
+					kill -9 "$(cat "$pidf")" 2>/dev/null
+				else
+					echo "### throttled ${throttle_drives% }: iops-write=$iops" >>"$log"
+				fi
+				;;
 			"ready from "*)
 				from=${line#ready from }; from=${from%% *}
 				c_acked=$((from - 1)); c_started=$((from - 1))
@@ -335,6 +383,10 @@ run_job() {
 			BEGIN { printf "%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d\n", b, t0, rel(f), rel(d), rel(m),
 				rel(v), rel(r), rel(k), rel(e), ui, ku, kf, ki, (from == warm + 1) }' >>"$dir/phases.csv"
 
+		if ((thr_fail)); then
+			echo "vm-crash.sh: $mode job $job cycle $c: could not throttle the disk (see $log)" >&2
+			return 3
+		fi
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then
 			if [ -z "$verdict_line" ]; then
@@ -375,7 +427,6 @@ run_job() {
 		p_kill=$kind p_events=$events p_since=$since p_run=$runs p_from=$from
 		p_acked=$c_acked p_started=$c_started p_t0=$t0 p_tkill=$tkill
 		acked=$c_acked started=$c_started have=1
-		sleep 0.5
 	done
 	return 0
 }

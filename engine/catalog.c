@@ -27,9 +27,12 @@
  * that never gets a table stays format 2.  Older builds refuse format 3
  * (UT_EVERSION).
  *
- * Crafted files: an entry is checked where it is read (ut_cat_get): its
- * size, a root inside the file, not the default tree's or the catalog's
- * root; with verify (ut_table_open), the root page's type and no other
+ * Crafted files: every catalog leaf a lookup, change or listing lands on
+ * is checked whole first (names of 1..255 bytes, 32-byte values held in
+ * the page), so a catalog root or child pointer leading into a table's
+ * tree is refused before a table is looked up or created there.  An entry
+ * is checked where it is read (ut_cat_get): its size, a root inside the
+ * file, not the default tree's or the catalog's root; with verify (ut_table_open), the root page's type and no other
  * entry naming the same root.  A cycle or shared subtree below a table's
  * root is caught where the walk meets it (btree.c: child pointers to an
  * ancestor, a freed page met again in a drop; check.c: every page reached
@@ -96,37 +99,41 @@ static void encode(uint8_t *b, const ut_catent *e)
 	ut_st64(b + 24, e->pages);
 }
 
-static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
-		    char *name, size_t *nlen, ut_catent *e, int verify);
+static int leaf_ok(ut_pager *p, const ut_btcur *c);
 
-/* Does an entry other than name's name root too?  A walk of the catalog;
- * other entries' damage is theirs to report (when they are opened). */
+/* Does an entry other than name's name root too?  One pass of a cursor
+ * over the catalog's leaves (each checked whole); other entries' damage
+ * is theirs to report when they are opened. */
 static int root_shared(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 		       uint32_t root)
 {
-	char prev[UT_TABLE_NAME_MAX + 1], other[UT_TABLE_NAME_MAX + 1];
-	size_t plen = 0, olen;
-	ut_catent e;
+	uint32_t croot = cat_root(p, s), leaf = 0;
+	ut_btcur c;
 	int rc;
 
-	for (;;) {
-		olen = 0;
-		rc = cat_next(p, s, prev, plen, other, &olen, &e, 0);
-		if (rc == UT_NOTFOUND)
-			return UT_OK;
-		if (rc && !olen)
-			return rc; /* the walk itself failed: it cannot go on */
-		if (rc == UT_OK && e.root == root &&
-		    (olen != nlen || memcmp(other, name, nlen))) {
-			ut_set_errdetail("%s: catalog: table \"%.*s\": root page "
-					 "%u is also the root of table \"%s\"",
-					 ut_pager_path(p), (int)nlen, name, root,
-					 other);
-			return UT_ECORRUPT;
+	ut_btcur_init_in(&c, p, s, &croot);
+	for (rc = ut_btcur_seek(&c, NULL, 0); rc == UT_OK; rc = ut_btcur_next(&c)) {
+		const void *k, *v;
+		size_t kl, vl;
+
+		if (c.leaf->pgno != leaf) {
+			leaf = c.leaf->pgno;
+			if ((rc = leaf_ok(p, &c)))
+				break;
 		}
-		memcpy(prev, other, olen);
-		plen = olen;
+		if ((rc = ut_btcur_get(&c, &k, &kl, &v, &vl)))
+			break;
+		if (ut_ld32(v) != root || (kl == nlen && !memcmp(k, name, nlen)))
+			continue;
+		ut_set_errdetail("%s: catalog: table \"%.*s\": root page %u is "
+				 "also the root of table \"%.*s\"",
+				 ut_pager_path(p), (int)nlen, name, root, (int)kl,
+				 (const char *)k);
+		rc = UT_ECORRUPT;
+		break;
 	}
+	ut_btcur_fini(&c);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
 }
 
 /* What an entry says, against the header it is read with. */
@@ -175,28 +182,94 @@ static int verify_root_page(ut_pager *p, ut_snap *s, const char *name,
 	return UT_OK;
 }
 
+/* Every cell of the catalog leaf c stands on: a name and an entry. */
+static int leaf_ok(ut_pager *p, const ut_btcur *c)
+{
+	uint8_t *d = c->leaf->data;
+
+	for (unsigned i = 0; i < ut_page_nslots(d); i++) {
+		const uint8_t *cell = ut_page_cell(d, i);
+		size_t kl = ut_ld16(cell);
+
+		if (kl > UT_TABLE_NAME_MAX || (cell[2] & UT_CELL_OVFL) ||
+		    ut_ld32(cell + 3) != UT_CATENT_BYTES) {
+			ut_set_errdetail("%s: page %u: not a catalog page (cell %u: "
+					 "a key of %zu bytes, a value of %u bytes%s), "
+					 "but reached from the catalog's root",
+					 ut_pager_path(p), c->leaf->pgno, i, kl,
+					 ut_ld32(cell + 3), (cell[2] & UT_CELL_OVFL)
+					 ? " in overflow pages" : "");
+			return UT_ECORRUPT;
+		}
+	}
+	return UT_OK;
+}
+
+/* Position c at the first name >= name (nlen 0: the first), on a leaf
+ * checked whole.  UT_NOTFOUND past the last name. */
+static int seek_checked(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
+			const char *name, size_t nlen)
+{
+	int rc;
+
+	ut_btcur_init_in(c, p, s, root);
+	rc = ut_btcur_seek(c, name, nlen);
+	if (c->leaf && (rc == UT_OK || rc == UT_NOTFOUND)) {
+		int lrc = leaf_ok(p, c);
+
+		if (lrc)
+			return lrc;
+	}
+	return rc;
+}
+
+/* The catalog pages a change of name's entry will touch are catalog
+ * pages (the leaf it lands on: a crafted root must not make the catalog
+ * write into a table's tree). */
+static int check_target(ut_pager *p, uint32_t root, const char *name,
+			size_t nlen)
+{
+	ut_btcur c;
+	int rc = seek_checked(p, NULL, &root, &c, name, nlen);
+
+	ut_btcur_fini(&c);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
+}
+
 int ut_cat_get(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 	       int verify, ut_catent *e)
 {
 	uint32_t root = cat_root(p, s);
-	void *v;
-	size_t vlen;
+	const void *k, *v;
+	size_t kl, vlen;
+	ut_btcur c;
 	int rc;
 
 	if (!root)
 		return UT_NOTFOUND;
-	rc = ut_bt_get_in(p, s, root, name, nlen, &v, &vlen);
+	rc = seek_checked(p, s, &root, &c, name, nlen);
+	if (rc == UT_OK)
+		rc = ut_btcur_get(&c, &k, &kl, &v, &vlen);
+	if (rc == UT_OK && (kl != nlen || memcmp(k, name, nlen)))
+		rc = UT_NOTFOUND;
+	if (rc == UT_OK)
+		rc = ut_cat_decode(v, vlen, name, nlen, ut_pager_path(p), e);
+	ut_btcur_fini(&c);
 	if (rc)
 		return rc;
-	rc = ut_cat_decode(v, vlen, name, nlen, ut_pager_path(p), e);
-	free(v);
 	if (rc == UT_OK)
 		rc = verify_entry(p, s, name, nlen, e);
 	if (rc == UT_OK && verify)
-		rc = verify_root_page(p, s, name, nlen, e);
-	if (rc == UT_OK && verify)
-		rc = root_shared(p, s, name, nlen, e->root);
+		rc = ut_cat_verify(p, s, name, nlen, e);
 	return rc;
+}
+
+int ut_cat_verify(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
+		  const ut_catent *e)
+{
+	int rc = verify_root_page(p, s, name, nlen, e);
+
+	return rc ? rc : root_shared(p, s, name, nlen, e->root);
 }
 
 int ut_cat_put(ut_pager *p, const char *name, size_t nlen, const ut_catent *e)
@@ -212,6 +285,8 @@ int ut_cat_put(ut_pager *p, const char *name, size_t nlen, const ut_catent *e)
 			return rc;
 		root = pg->pgno;
 		ut_pager_release(p, pg);
+	} else if ((rc = check_target(p, root, name, nlen))) {
+		return rc;
 	}
 	encode(b, e);
 	rc = ut_bt_put_in(p, &root, name, nlen, b, sizeof(b), &added);
@@ -231,6 +306,8 @@ int ut_cat_del(ut_pager *p, const char *name, size_t nlen)
 
 	if (!root)
 		return UT_NOTFOUND;
+	if ((rc = check_target(p, root, name, nlen)))
+		return rc;
 	rc = ut_bt_del_in(p, &root, name, nlen);
 	if (root != r0) {
 		int rc2 = ut_pager_set_catalog_root(p, root);
@@ -244,14 +321,6 @@ int ut_cat_del(ut_pager *p, const char *name, size_t nlen)
 int ut_cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 		char *name, size_t *nlen, ut_catent *e)
 {
-	return cat_next(p, s, after, alen, name, nlen, e, 1);
-}
-
-/* verify 0: the entry decoded only.  *nlen is set once the name is
- * read, also when the entry then fails. */
-static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
-		    char *name, size_t *nlen, ut_catent *e, int verify)
-{
 	uint32_t root = cat_root(p, s);
 	const void *k, *v;
 	size_t kl, vl;
@@ -260,12 +329,16 @@ static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 
 	if (!root)
 		return UT_NOTFOUND;
-	ut_btcur_init_in(&c, p, s, &root);
-	rc = ut_btcur_seek(&c, after, alen);
+	rc = seek_checked(p, s, &root, &c, after, alen);
 	if (rc == UT_OK && alen) {
 		rc = ut_btcur_get(&c, &k, &kl, NULL, NULL);
-		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0)
+		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0) {
+			uint32_t at = c.leaf->pgno;
+
 			rc = ut_btcur_next(&c);
+			if (rc == UT_OK && c.leaf->pgno != at)
+				rc = leaf_ok(p, &c);
+		}
 	}
 	if (rc == UT_OK)
 		rc = ut_btcur_get(&c, &k, &kl, &v, &vl);
@@ -281,7 +354,7 @@ static int cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 		name[kl] = 0;
 		*nlen = kl;
 		rc = ut_cat_decode(v, vl, name, kl, ut_pager_path(p), e);
-		if (rc == UT_OK && verify)
+		if (rc == UT_OK)
 			rc = verify_entry(p, s, name, kl, e);
 	}
 	ut_btcur_fini(&c);

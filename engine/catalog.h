@@ -33,10 +33,14 @@ typedef struct ut_catent {
 /* Look name up.  UT_OK with *e, UT_NOTFOUND, or UT_ECORRUPT when the entry
  * is damaged: a value of the wrong size, a root of 0, beyond the file
  * (the snapshot's page count), or the default tree's or the catalog's own
- * root.  verify: also read the root page (a leaf or interior page) and
- * walk the catalog for another entry naming the same root (O(tables)). */
+ * root.  verify: also ut_cat_verify. */
 int ut_cat_get(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 	       int verify, ut_catent *e);
+/* The checks of an entry that cost more, for its first use: its root page
+ * is a leaf or interior page, and no other entry names the same root (a
+ * walk of the catalog, O(tables)). */
+int ut_cat_verify(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
+		  const ut_catent *e);
 /* Insert or replace name's entry (creating the catalog tree first). */
 int ut_cat_put(ut_pager *p, const char *name, size_t nlen, const ut_catent *e);
 /* Remove name's entry; UT_NOTFOUND when absent. */

@@ -462,6 +462,15 @@ void pager_stop_cleaner(ut_pager *p)
 int pager_make_clean(ut_pager *p)
 {
 	size_t n;
+	int rc;
+
+	/* Redo writes pages only once recovery knows it will not refuse:
+	 * a refused recovery changes no file. */
+	if (p->recovering && p->redo_gate && !p->redo_decided) {
+		if ((rc = p->redo_gate(p->redo_gate_ctx)))
+			return rc;
+		p->redo_decided = 1;
+	}
 
 	if (pager_cleaner_usable(p)) {
 		uint64_t b = p->batches;

@@ -47,6 +47,7 @@ struct ut_db {
 	uint64_t ckpt_log_bytes;
 	uint64_t auto_checkpoints;
 	int64_t last_lazy_flush; /* CLOCK_MONOTONIC seconds, sync=0 only */
+	char open_note[512]; /* a loss ut_open accepted: its ut_errdetail */
 	ut_table *tables; /* handles given out (under mu), freed at close */
 	uint64_t last_table_id; /* the last id a create took (writer lock) */
 };
@@ -61,6 +62,10 @@ struct ut_table {
 	size_t nlen;
 	char name[UT_TABLE_NAME_MAX + 1];
 	ut_table *next;
+	/* the root its entry had when ut_cat_verify passed (atomic; 0:
+	 * never): the file changes only through this handle's own writes,
+	 * so the check is run again only when the root moved */
+	uint32_t verified_root;
 };
 
 /* A table as one transaction sees it: its catalog entry, changed in
@@ -213,29 +218,42 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	rc = vfs->exists(vfs, wpath);
 	if (rc == 0 && !clean && ut_pager_redo_lsn(p))
 		rc = refuse_missing_log(p, path, wpath);
-	free(wpath);
 	if (rc < 0)
-		return rc;
+		goto out;
 	/* After a crash, or to recreate a lost log above every LSN in use. */
 	if ((!clean || rc == 0) &&
 	    (rc = page_evidence(p, &page_max, what, sizeof(what))))
-		return rc;
+		goto out;
 	if (page_max > initial)
 		initial = page_max;
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
 	rc = ut_log_open(vfs, path, initial + 1, &db->log, &existed);
 	if (rc)
-		return rc;
+		goto out;
 	ut_wal_require_end(ut_log_wal(db->log), ut_pager_header_max_lsn(p),
 			   "the database header (last checkpoint)");
 	ut_wal_require_end(ut_log_wal(db->log), page_max, what);
 	ut_pager_set_hooks(p, ut_log_hooks_of(db->log));
-	redo = existed ? ut_pager_redo_lsn(p) : 0;
+	/* A log this open started (the file was missing, or created empty
+	 * as untorn.h says to accept the loss of a lost one) has nothing to
+	 * replay: recovery starts at its start, not at the header's redo
+	 * point, which lies below it. */
+	redo = existed && !ut_wal_created(ut_log_wal(db->log))
+		       ? ut_pager_redo_lsn(p) : 0;
+	if (existed && !redo && !clean && ut_pager_redo_lsn(p))
+		snprintf(db->open_note, sizeof(db->open_note),
+			 "%s: opened with its write-ahead log %s lost (the log "
+			 "file was empty): the commits since the last checkpoint "
+			 "(LSN %llu), if any, are lost, and pages written after it "
+			 "are kept as they are; run `untorn check`", path, wpath,
+			 (unsigned long long)ut_pager_redo_lsn(p));
 	rc = ut_log_recover(db->log, p, redo, &info);
-	if (rc)
-		return rc;
-	return ut_pager_checkpoint(p);
+	if (rc == UT_OK)
+		rc = ut_pager_checkpoint(p);
+out:
+	free(wpath);
+	return rc;
 }
 
 /* Recovery ran out of space: say how much it needs at most, so that
@@ -317,6 +335,11 @@ int ut_db_open_vfs(ut_vfs *vfs, const char *path, const ut_options *o,
 	}
 	pthread_mutex_init(&db->writer, NULL);
 	pthread_mutex_init(&db->mu, NULL);
+	/* what recovery's steps left there described no failure */
+	if (db->open_note[0])
+		ut_set_errdetail("%s", db->open_note);
+	else
+		ut_clear_errdetail();
 	*out = db;
 	return UT_OK;
 }
@@ -1085,10 +1108,20 @@ int ut_table_open(ut_txn *t, const char *name, unsigned flags, ut_table **out)
 			*out = s->h;
 			return UT_OK;
 		}
-	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), name, nlen, 1, &e);
+	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), name, nlen, 0, &e);
 	if (rc == UT_OK) {
 		if ((rc = handle_of(t->db, name, nlen, e.id, out)))
 			return rc;
+		if (__atomic_load_n(&(*out)->verified_root, __ATOMIC_ACQUIRE) !=
+		    e.root) {
+			if ((rc = ut_cat_verify(t->db->pager, ut_txn_snap(t), name,
+						nlen, &e))) {
+				*out = NULL;
+				return rc;
+			}
+			__atomic_store_n(&(*out)->verified_root, e.root,
+					 __ATOMIC_RELEASE);
+		}
 		return tstate_add(t, *out, &e) ? UT_OK : UT_ENOMEM;
 	}
 	if (rc != UT_NOTFOUND)

@@ -420,7 +420,13 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	int rc;
 
 	*out = NULL;
-	p = calloc(1, sizeof(*p));
+	/* over-aligned (its lock stripes sit on cache lines of their own):
+	 * calloc promises only max_align_t */
+	p = aligned_alloc(_Alignof(ut_pager),
+			  (sizeof(*p) + _Alignof(ut_pager) - 1) /
+				  _Alignof(ut_pager) * _Alignof(ut_pager));
+	if (p)
+		memset(p, 0, sizeof(*p));
 	if (!p || !(p->path = strdup(path))) {
 		free(p);
 		return UT_ENOMEM;

@@ -80,7 +80,9 @@
  *    page's LSN as read from the data file < lsn; a page beyond the end of
  *    the file or all zeroes is a new page, LSN 0), ut_pager_redo_end, then a
  *    checkpoint.  During redo the WAL rule is off: the log being replayed is
- *    already durable.
+ *    already durable.  Redo writes no page (an eviction that needs one)
+ *    before its gate (ut_pager_set_redo_gate) said recovery will accept
+ *    the log's end: a refused recovery changes no file.
  *  - WAL rule: before any dirty page whose LSN > durable LSN is written,
  *    hooks.log_flush_to(lsn) is called.
  *  - Page 0 is the database header (UT_PT_META); its fields live in the
@@ -429,6 +431,10 @@ int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
 int ut_pager_redo_end(ut_pager *p);
+/* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
+ * not refuse, else its code, which the redo call that needed the write
+ * returns.  NULL: no gate.  Call before ut_pager_redo_begin. */
+void ut_pager_set_redo_gate(ut_pager *p, int (*gate)(void *ctx), void *ctx);
 /* During redo: the log will change page pgno (ctx: the pager), so the
  * page may be read ahead (ut_wal_set_prefetch's hint). */
 void ut_pager_redo_hint(void *ctx, uint32_t pgno);

@@ -221,6 +221,10 @@ struct ut_pager {
 	 * against it without a lock.  Meaningful once bound_known. */
 	uint64_t bound_hi;
 	int bound_known;
+	/* Redo's gate (redo.c): asked before redo first writes a page. */
+	int (*redo_gate)(void *ctx);
+	void *redo_gate_ctx;
+	int redo_decided;
 	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
 	uint8_t *hinted;
 	uint64_t nhinted;

@@ -31,9 +31,13 @@ static inline size_t hslot(ut_pager *p, uint32_t pgno)
 	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
 }
 
+/* pgno's stripe: its bucket's low bits, which do not depend on the table's
+ * size (at least HSTRIPES buckets), so a reader computes it without
+ * reading nbuckets, which hgrow changes under the stripes it is about to
+ * take. */
 static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
 {
-	return &p->stripes[hslot(p, pgno) & (HSTRIPES - 1)].mu;
+	return &p->stripes[(size_t)(pgno * 2654435761u) & (HSTRIPES - 1)].mu;
 }
 
 /* p->mu or pgno's stripe held. */

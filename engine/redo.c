@@ -95,6 +95,13 @@ const char *ut_pager_protect_reason(ut_pager *p)
 }
 int ut_pager_readonly(ut_pager *p) { return p->readonly; }
 
+void ut_pager_set_redo_gate(ut_pager *p, int (*gate)(void *ctx), void *ctx)
+{
+	p->redo_gate = gate;
+	p->redo_gate_ctx = ctx;
+	p->redo_decided = 0;
+}
+
 int ut_pager_redo_begin(ut_pager *p)
 {
 	uint64_t size;

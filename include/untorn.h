@@ -68,7 +68,8 @@
  * refused (UT_ECORRUPT) when the database was not closed cleanly after a
  * checkpoint, since commits may live only there; to open anyway, accepting
  * their loss, create "-wal" as an empty file (a new log is then started
- * above every LSN in the data file and "-dw") and run `untorn check`.  A
+ * above every LSN in the data file and "-dw"; ut_open returns UT_OK with
+ * ut_errdetail reporting the loss) and run `untorn check`.  A
  * missing "-wal" beside a cleanly closed database is recreated that way.
  *
  * Damaged files: ut_open recovers every acknowledged commit or refuses with
@@ -552,7 +553,9 @@ UT_API const char *ut_strerror(int rc);
 /* The calling thread's last error in detail (file, page, errno), or "".
  * Every call above clears it first, so it describes the latest call only
  * (ut_abort, ut_cursor_get/close, ut_stats_get, ut_protect_reason,
- * ut_direct_note and the name functions leave it as it was). */
+ * ut_direct_note and the name functions leave it as it was).  A successful
+ * ut_open leaves it "" unless it accepted a loss (an empty "-wal", see
+ * Files), which it then reports. */
 UT_API const char *ut_errdetail(void);
 
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */

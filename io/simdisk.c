@@ -593,6 +593,10 @@ static int sim_open(ut_vfs *v, const char *path, unsigned oflags,
 		for (tail = &d->nodes; *tail; tail = &(*tail)->next)
 			;
 		*tail = n; /* creation order: reboot is deterministic */
+	} else if ((oflags & UT_OPEN_CREATE) && (oflags & UT_OPEN_EXCL)) {
+		ut_set_errdetail("%s: open: File exists (simdisk)", path);
+		rc = UT_EINVAL;
+		goto out;
 	}
 	if ((oflags & UT_OPEN_LOCK) && n->locker) {
 		ut_set_errdetail("%s: locked by another handle (simdisk)", path);

@@ -13,7 +13,11 @@
  * the API's errors (bad names, dropped handles, another database's
  * handle); and damaged catalog entries -- a root beyond the file, of the
  * wrong type, shared by two tables, a cycle below a root -- are
- * UT_ECORRUPT naming the table.
+ * UT_ECORRUPT naming the table.  A differential test runs random creates,
+ * drops, clears, puts and deletes over several tables in multi-table
+ * transactions, some aborted, against SQLite (one SQLite table per untorn
+ * table, one SQLite transaction per untorn one) and compares every table
+ * after every transaction.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -26,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "catalog.h"
 #include "db.h"
@@ -712,6 +717,187 @@ static void test_crafted_entries(void **s)
 	free(path);
 }
 
+/* ---- differential against SQLite ------------------------------------- */
+
+#define DNT 5 /* tables d0..d4; SQLite table "s<i>" mirrors "d<i>" */
+
+static uint64_t drnd(uint64_t *s, uint64_t n)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return (*s >> 33) % n;
+}
+
+static void sql(sqlite3 *q, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	assert_int_equal(sqlite3_exec(q, buf, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* Every table of the database against SQLite's: the same list of tables
+ * (sexists[i]), the same keys and values, the catalog's counts right. */
+static void compare_all(ut_db *db, sqlite3 *q, const int *sexists)
+{
+	ut_table_info ti;
+	ut_txn *t;
+	int listed = 0, want = 0;
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int rc = ut_table_next(t, NULL, &ti); rc != UT_NOTFOUND;
+	     rc = ut_table_next(t, ti.name, &ti)) {
+		assert_int_equal(rc, UT_OK);
+		listed++;
+	}
+	for (int i = 0; i < DNT; i++) {
+		char name[8];
+		ut_table *tb;
+		ut_cursor *c;
+		sqlite3_stmt *st;
+		int rc;
+		uint64_t n = 0;
+
+		snprintf(name, sizeof(name), "d%d", i);
+		rc = ut_table_open(t, name, 0, &tb);
+		assert_int_equal(rc, sexists[i] ? UT_OK : UT_NOTFOUND);
+		if (!sexists[i])
+			continue;
+		want++;
+		snprintf(name, sizeof(name), "s%d", i);
+		char qs[64];
+		snprintf(qs, sizeof(qs), "SELECT k, v FROM %s ORDER BY k", name);
+		assert_int_equal(sqlite3_prepare_v2(q, qs, -1, &st, NULL), SQLITE_OK);
+		assert_int_equal(ut_tcursor_open(t, tb, &c), UT_OK);
+		for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c)) {
+			const void *k, *v;
+			size_t kl, vl;
+
+			assert_int_equal(ut_cursor_get(c, &k, &kl, &v, &vl), UT_OK);
+			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+			assert_int_equal(kl, (size_t)sqlite3_column_bytes(st, 0));
+			assert_memory_equal(k, sqlite3_column_blob(st, 0), kl);
+			assert_int_equal(vl, (size_t)sqlite3_column_bytes(st, 1));
+			if (vl)
+				assert_memory_equal(v, sqlite3_column_blob(st, 1), vl);
+			n++;
+		}
+		assert_int_equal(rc, UT_NOTFOUND);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+		ut_cursor_close(c);
+		assert_int_equal(ut_table_stat(t, tb, &ti), UT_OK);
+		assert_int_equal(ti.keys, n);
+	}
+	assert_int_equal(listed, want);
+	ut_abort(t);
+}
+
+static void test_differential_sqlite(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "diff");
+	ut_db *db = open_db(path);
+	static uint8_t val[20000];
+	sqlite3 *q;
+	int sexists[DNT] = { 0 }, txns = 0, aborts = 0;
+	uint64_t rs = 12345;
+
+	assert_int_equal(sqlite3_open(":memory:", &q), SQLITE_OK);
+	for (int i = 0; i < DNT; i++)
+		sql(q, "CREATE TABLE s%d(k BLOB PRIMARY KEY, v BLOB NOT NULL)", i);
+	for (size_t i = 0; i < sizeof(val); i++)
+		val[i] = (uint8_t)(i * 7 + i / 300);
+	for (int round = 0; round < 150; round++) {
+		int abort = drnd(&rs, 100) < 20, nops = 1 + (int)drnd(&rs, 60);
+		int before[DNT];
+		ut_txn *t;
+
+		memcpy(before, sexists, sizeof(before));
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		sql(q, "BEGIN");
+		for (int j = 0; j < nops; j++) {
+			int ti = (int)drnd(&rs, DNT), r = (int)drnd(&rs, 100);
+			char name[8], k[16];
+			ut_table *tb;
+
+			snprintf(name, sizeof(name), "d%d", ti);
+			if (!sexists[ti]) {
+				assert_int_equal(ut_table_open(t, name, UT_CREATE, &tb),
+						 UT_OK);
+				sexists[ti] = 1;
+				continue;
+			}
+			assert_int_equal(ut_table_open(t, name, 0, &tb), UT_OK);
+			if (r < 3) {
+				assert_int_equal(ut_table_drop(t, tb), UT_OK);
+				sql(q, "DELETE FROM s%d", ti);
+				sexists[ti] = 0;
+			} else if (r < 5) {
+				assert_int_equal(ut_table_clear(t, tb), UT_OK);
+				sql(q, "DELETE FROM s%d", ti);
+			} else {
+				int key = (int)drnd(&rs, 300);
+				size_t vl = drnd(&rs, 10) ? drnd(&rs, 200)
+							  : 4000 + drnd(&rs, 16000);
+				sqlite3_stmt *st;
+				char qs[80];
+
+				snprintf(k, sizeof(k), "key%04d", key);
+				if (r < 30) {
+					int rc = ut_tdel(t, tb, k, strlen(k));
+
+					assert_true(rc == UT_OK || rc == UT_NOTFOUND);
+					snprintf(qs, sizeof(qs), "DELETE FROM s%d WHERE k = ?1", ti);
+					assert_int_equal(sqlite3_prepare_v2(q, qs, -1, &st, NULL),
+							 SQLITE_OK);
+					sqlite3_bind_blob(st, 1, k, (int)strlen(k), SQLITE_STATIC);
+					assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+					assert_int_equal(sqlite3_changes(q), rc == UT_OK);
+				} else {
+					const uint8_t *v = val + drnd(&rs, 50);
+
+					assert_int_equal(ut_tput(t, tb, k, strlen(k), v, vl),
+							 UT_OK);
+					snprintf(qs, sizeof(qs), "INSERT OR REPLACE INTO s%d "
+						 "VALUES(?1, ?2)", ti);
+					assert_int_equal(sqlite3_prepare_v2(q, qs, -1, &st, NULL),
+							 SQLITE_OK);
+					sqlite3_bind_blob(st, 1, k, (int)strlen(k), SQLITE_STATIC);
+					sqlite3_bind_blob(st, 2, vl ? (const void *)v : "",
+							  (int)vl, SQLITE_STATIC);
+					assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+				}
+				sqlite3_finalize(st);
+			}
+		}
+		if (abort) {
+			ut_abort(t);
+			sql(q, "ROLLBACK");
+			memcpy(sexists, before, sizeof(before));
+			aborts++;
+		} else {
+			assert_int_equal(ut_commit(t), UT_OK);
+			sql(q, "COMMIT");
+			txns++;
+		}
+		compare_all(db, q, sexists);
+		if (round % 50 == 49) { /* and across a reopen */
+			assert_int_equal(ut_close(db), UT_OK);
+			db = open_db(path);
+		}
+	}
+	print_message("%d transactions committed, %d aborted, all tables equal "
+		      "to SQLite's after each\n", txns, aborts);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+	sqlite3_close(q);
+	remove_db_files(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_drop_reuses_pages),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_crafted_entries),
+		cmocka_unit_test(test_differential_sqlite),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

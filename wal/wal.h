@@ -234,6 +234,15 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 void ut_wal_set_prefetch(ut_wal *w, void (*hint)(void *ctx, uint32_t pgno),
 			 void *ctx);
 
+/* From inside ut_wal_recover's apply callback only (the log's mutex is
+ * held): will recovery accept where the log ends?  Walks the rest of the
+ * log, from the transaction being replayed, as recovery will, applying
+ * nothing: UT_OK (remembered: later calls are free), or UT_ECORRUPT with
+ * the ut_errdetail recovery would give (or an I/O error).  The caller
+ * asks before it changes any file with what it replayed, so that a
+ * refused recovery changes nothing. */
+int ut_wal_recover_decide(ut_wal *w);
+
 /* Evidence from outside the log (what: e.g. "page 7 of PATH") that the log
  * was durable up to lsn: ut_wal_recover then refuses (UT_ECORRUPT) to end
  * below it instead of cutting a tail.  Call before ut_wal_recover; the
@@ -260,6 +269,9 @@ uint64_t ut_wal_sync_waiting(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
 /* 0, or the code that failed the handle (see "Failure" above). */
 int ut_wal_failed(ut_wal *w);
+/* 1 when ut_wal_open started a new log: the file was missing, empty, or
+ * held only the zeros of a creation cut short (nothing to replay). */
+int ut_wal_created(ut_wal *w);
 
 /* The engine has made every change below redo_lsn durable in the data file
  * and recorded redo_lsn durably; redo_lsn must be a commit LSN (or the log
