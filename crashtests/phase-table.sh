@@ -27,8 +27,11 @@ label=""
 for d in "$@"; do
 	f=${d%/}/phases.csv
 	[ -f "$f" ] || { echo "phase-table.sh: no $f" >&2; exit 1; }
-	# drop a ledger's job column, keep the run's name
-	awk -F, -v run="${label:-$(basename "$(dirname "${d%/}")")/$(basename "${d%/}")}" 'NR == 1 { j = ($1 == "job"); next }
+	# drop a ledger's job column, keep the run's name (a ledger
+	# directory's own; a job directory's with its pass's)
+	name=$(basename "$(cd "$d" && pwd)")
+	[ -f "$d/meta.txt" ] || name=$(basename "$(cd "$d/.." && pwd)")/$name
+	awk -F, -v run="${label:-$name}" 'NR == 1 { j = ($1 == "job"); next }
 		{ s = ""; for (i = 1 + j; i <= NF; i++) s = s "," $i; print run s }' "$f"
 done | awk -F, '
 function add(k, name, v) { if (v == "") return; sum[k, name] += v; cnt[k, name]++ }

@@ -131,8 +131,12 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 	*touched = f->cur ? &f->touched : NULL;
 	if (f->txn)
 		return UT_OK;
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		pthread_mutex_lock(&p->mu);
+		pager_fatal_errdetail(p);
+		pthread_mutex_unlock(&p->mu);
 		return UT_EFATAL;
+	}
 	pthread_mutex_lock(&p->mu);
 	rc = write_locked(p, f, 0);
 	pthread_mutex_unlock(&p->mu);

@@ -50,6 +50,8 @@ void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
 void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 {
 	pthread_mutex_lock(&p->mu);
+	if (!fatal_now(p))
+		pager_record_fatal(p, UT_EFATAL); /* the caller's failure */
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);

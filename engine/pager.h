@@ -28,7 +28,10 @@
  *    taken under the pool mutex, so the pool is never locked during page
  *    I/O and the writer may change a page while its copy is written (the
  *    frame then stays dirty).  A thread that needs a frame when every
- *    candidate is dirty waits for the cleaner's next batch.  With
+ *    candidate is dirty waits for the cleaner's next batch (one batch per
+ *    wait: the cleaner sleeps when it owes nobody one and has nothing
+ *    past its mark); when every dirty frame is pinned (a reader's pin
+ *    too), a write would free none: it takes a frame past the bound.  With
  *    cfg->inline_flush there is no thread: the thread that needs a frame
  *    writes a batch itself (deterministic I/O order, for tests).  A
  *    cleaner write that fails makes the handle fatal; waiters get its
@@ -381,7 +384,9 @@ size_t ut_pager_pinned(ut_pager *p);
 /* UT_EFATAL once a page write failed; writes are refused afterwards. */
 int ut_pager_fatal(ut_pager *p);
 /* Make the handle refuse writes (UT_EFATAL); with poison_reads also reads
- * (ut_pager_get), because the cache may hold changes whose commit failed. */
+ * (ut_pager_get), because the cache may hold changes whose commit failed.
+ * The calling thread's ut_errdetail (the failure) is kept, the first
+ * time: every later UT_EFATAL's detail says the handle failed, and why. */
 void ut_pager_set_fatal(ut_pager *p, int poison_reads);
 int ut_pager_poisoned(ut_pager *p);
 /* 1 when this open initialised an empty data file (a new database; stale

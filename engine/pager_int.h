@@ -184,7 +184,12 @@ struct ut_pager {
 	pthread_mutex_t flush_mu;
 	pthread_cond_t work_cv;  /* the cleaner waits here for work */
 	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
-	unsigned waiters;        /* threads waiting for a clean frame */
+	/* A thread waiting for a clean frame waits for the batch that brings
+	 * batches to this count; the cleaner owes waiters a batch only while
+	 * batches is below it.  (Not "while anyone waits": a woken waiter
+	 * that has not yet run would have it run empty batches back to back,
+	 * issue 31's busy loop.) */
+	uint64_t clean_want;
 	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
 	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
 	struct frame *snapf[CLEAN_BATCH];
@@ -194,7 +199,10 @@ struct ut_pager {
 	uint64_t frame_waits;    /* times a thread waited for the cleaner */
 	void (*batch_hook)(void *); /* tests: between copy and write */
 	void *batch_hook_ctx;
-	char fatal_detail[256];  /* why a cleaner write failed */
+	/* Why the handle went fatal (the failing call's detail), written
+	 * once, under p->mu, before fatal and poisoned are set: a reader that
+	 * saw poisoned reads it without the lock. */
+	char fatal_detail[384];
 	/* Checkpoint: requested (header image taken, dirty frames marked
 	 * ckpt), then run by the cleaner or the caller. */
 	int ckpt_pending;
@@ -300,6 +308,8 @@ int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);
 void pager_note_fatal(ut_pager *p, int rc);
 void pager_wake_all(ut_pager *p);
 int pager_fatal_rc(ut_pager *p);
+void pager_record_fatal(ut_pager *p, int rc);
+void pager_fatal_errdetail(ut_pager *p);
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
 size_t pager_dirty_high(const ut_pager *p);
 int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);

@@ -283,14 +283,19 @@ static int sweep(ut_pager *p, size_t *vidx)
 	return 0;
 }
 
-/* Could writing pages free a frame?  (A dirty frame that is neither
- * pinned nor in the transaction, maybe being written right now.) */
+/* Could writing pages free a frame?  (A dirty frame that nobody pins --
+ * neither the writer nor a reader, through its version -- and that is
+ * not in the transaction, maybe being written right now.)  A frame a
+ * reader pins stays in the pool however clean it is: waiting for its
+ * write would only have the caller wait, and the cleaner write, for
+ * nothing (issue 31). */
 static int dirty_evictable(const ut_pager *p)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct frame *f = p->frames[i];
 
-		if (f->valid && f->dirty && !frame_pins(f) && !f->txn && f != p->meta)
+		if (f->valid && f->dirty && !frame_pins(f) && !f->txn &&
+		    f != p->meta && !pver_readers(f->cur))
 			return 1;
 	}
 	return 0;
@@ -348,7 +353,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 			continue; /* a reader took it meanwhile */
 		}
 		if (!dirty_evictable(p))
-			return grow(p, out, idx); /* all pinned or in the txn */
+			return grow(p, out, idx); /* all pinned (readers too) or in the txn */
 		if (!may_wait)
 			return UT_EBUSY;
 		if ((rc = pager_make_clean(p)))
@@ -523,8 +528,10 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	ut_pg *m;
 	int rc;
 
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);

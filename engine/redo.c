@@ -189,6 +189,15 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 		n = 0; /* a torn extension: redo rebuilds it whole */
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
+	if (pgno < p->durable_pages && ut_page_is_zero(f->pg.data)) {
+		/* the last checkpoint wrote this page: zeroes are damage (a
+		 * lost or zeroed block), not a page new since */
+		ut_set_errdetail("%s: page %u: all zeroes (or missing), but the "
+				 "last checkpoint counted %u pages: damaged",
+				 p->path, pgno, p->durable_pages);
+		p->ctr.corrupt_pages++;
+		return UT_ECORRUPT;
+	}
 	if (!ut_page_is_zero(f->pg.data) &&
 	    ((rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK ||
 	     (rc = pager_bound_check_read(p, f->pg.data, pgno)) != UT_OK)) {

@@ -270,9 +270,8 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 
 	pthread_mutex_lock(&p->mu);
 	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
 		pthread_mutex_unlock(&p->mu);
-		ut_set_errdetail("%s: an earlier commit failed; the handle refuses "
-				 "further use until reopened", p->path);
 		return UT_EFATAL;
 	}
 	m = p->meta->cur->pg.data;

@@ -437,7 +437,11 @@ UT_API int ut_table_open(ut_txn *t, const char *name, unsigned flags,
 /* Drop the table: its pages go to the free list and its name is free for
  * a new table; the handle is refused (UT_EINVAL) from then on in this
  * transaction and, once committed, in later ones.  Cursors on it must
- * not be used again. */
+ * not be used again.  Cost: every page of the table is read and rewritten
+ * as a free page in this transaction, so until it commits the table's
+ * pages are held in memory (as any transaction's changed pages are), and
+ * the commit logs about the table's size (bench/RESULTS.md, "Named
+ * tables"). */
 UT_API int ut_table_drop(ut_txn *t, ut_table *tbl);
 /* Delete every key of the table (its pages to the free list but one, an
  * empty root); the table and its handle remain. */

@@ -126,6 +126,7 @@ struct actor {
 	int far;       /* a key no commit touched: not in the cache */
 	int rc, done;
 	uint64_t done_ms;
+	char detail[512]; /* ut_errdetail() as the call returned */
 };
 
 static void *actor_main(void *arg)
@@ -172,6 +173,7 @@ static void *actor_main(void *arg)
 		break;
 	}
 	a->rc = rc;
+	snprintf(a->detail, sizeof(a->detail), "%s", ut_errdetail());
 	a->done_ms = now_ms();
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -260,6 +262,15 @@ static void fill(ut_db *db, int from, int to)
 	}
 }
 
+/* A UT_EFATAL's detail says that the handle refuses, and why: the log
+ * failure (the soak's readers and backups got an empty one). */
+static void assert_fatal_detail(const char *what, const char *detail)
+{
+	if (!strstr(detail, "refuses further use until reopened") ||
+	    !strstr(detail, DB "-wal"))
+		fail_msg("%s: UT_EFATAL with detail \"%s\"", what, detail);
+}
+
 /* A log sync fails while one committer leads the group commit, another
  * follows it, a checkpoint waits for the cleaner, and the writer and a
  * reader wait for a frame (every frame in the cache is dirty, and the
@@ -267,7 +278,8 @@ static void fill(ut_db *db, int from, int to)
  * but has not started its batch -- where a failure noticed elsewhere used
  * to leave it asleep).  Every thread returns within a second of the
  * failure; afterwards the handle refuses transactions with UT_EFATAL and
- * closes. */
+ * closes.  Every UT_EFATAL -- theirs, and a get and a backup of a read
+ * transaction begun before the failure -- says why. */
 static void test_log_sync_failure_wakes_all(void **state)
 {
 	enum { NKEYS = 600, FAR = 5000, NFAR = 600 };
@@ -278,7 +290,10 @@ static void test_log_sync_failure_wakes_all(void **state)
 	pthread_t th[5];
 	struct actor a[5];
 	uint64_t w0, r0, c0, released;
-	ut_txn *t;
+	ut_txn *t, *lt;
+	void *got = NULL;
+	size_t glen;
+	char k[16];
 	int rc;
 
 	(void)state;
@@ -328,6 +343,8 @@ static void test_log_sync_failure_wakes_all(void **state)
 	sleep_ms(50);
 	for (int i = 0; i < 5; i++)
 		assert_false(__atomic_load_n(&a[i].done, __ATOMIC_ACQUIRE));
+	/* a long reader, begun before the failure */
+	assert_int_equal(ut_begin(db, UT_RDONLY, &lt), UT_OK);
 
 	/* the log sync fails */
 	pthread_mutex_lock(&h.mu);
@@ -361,8 +378,17 @@ static void test_log_sync_failure_wakes_all(void **state)
 	 * everyone else UT_EFATAL */
 	assert_int_equal(a[0].rc, UT_EIO);
 	assert_true(a[1].rc == UT_EIO || a[1].rc == UT_EFATAL);
-	for (int i = 2; i < 5; i++)
+	for (int i = 2; i < 5; i++) {
 		assert_int_equal(a[i].rc, UT_EFATAL);
+		assert_fatal_detail(i == 2 ? "ut_checkpoint" : "a frame waiter",
+				    a[i].detail);
+	}
+	key_of(k, 1);
+	assert_int_equal(ut_get(lt, k, strlen(k), &got, &glen), UT_EFATAL);
+	assert_fatal_detail("ut_get", ut_errdetail());
+	ut_abort(lt);
+	assert_int_equal(ut_backup(db, "/f-copy.db"), UT_EFATAL);
+	assert_fatal_detail("ut_backup", ut_errdetail());
 
 	assert_int_equal(ut_begin(db, 0, &t), UT_EFATAL);
 	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_EFATAL);

@@ -16,6 +16,7 @@
 
 #include "untorn.h"
 #include "db.h"
+#include "page.h"
 #include "ut_simdisk.h"
 #include "wal.h"
 
@@ -246,12 +247,57 @@ static void test_refusal_changes_nothing_doublewrite(void **state)
 	refusal_changes_nothing(UT_PROTECT_DOUBLEWRITE, RECORD_WITH_LATER);
 }
 
+/* A page the last checkpoint counted (below its page count) reads as
+ * zeroes after a power cut: damage, not a new page.  Recovery refuses it,
+ * naming the page, rather than replay the log's deltas onto zeroes. */
+static void test_zeroed_page_below_checkpoint_refused(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_options o = opts(8u << 20);
+	static unsigned char zero[UT_PAGE_SIZE];
+	unsigned char pg[UT_PAGE_SIZE];
+	uint32_t victim = 0;
+	uint64_t size;
+	ut_db *db;
+
+	(void)state;
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
+	commit_n(db, 0, 2000, 0, 100);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	commit_n(db, 0, 2000, 1, 10); /* every leaf changed, in the log only */
+	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
+	(void)ut_close(db);
+	/* the last leaf page in the file goes to zeroes */
+	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
+	for (uint32_t n = (uint32_t)(size / UT_PAGE_SIZE); n-- > 2 && !victim;) {
+		assert_int_equal(ut_simdisk_peek(d, DB, (uint64_t)n * UT_PAGE_SIZE,
+						 pg, UT_PAGE_SIZE), UT_PAGE_SIZE);
+		if (pg[4] == UT_PT_LEAF)
+			victim = n;
+	}
+	assert_true(victim > 1);
+	assert_int_equal(ut_simdisk_poke(d, DB, (uint64_t)victim * UT_PAGE_SIZE,
+					 zero, UT_PAGE_SIZE), UT_OK);
+	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
+	print_message("zeroed page %u: %s\n", victim, ut_errdetail());
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "page %u", victim);
+		assert_non_null(strstr(ut_errdetail(), want));
+		assert_non_null(strstr(ut_errdetail(), "zero"));
+	}
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty_log_opens_with_loss_reported),
 		cmocka_unit_test(test_refusal_changes_nothing_atomic),
 		cmocka_unit_test(test_refusal_changes_nothing_doublewrite),
+		cmocka_unit_test(test_zeroed_page_below_checkpoint_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

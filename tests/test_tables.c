@@ -364,7 +364,7 @@ static void test_snapshot_view(void **s)
 
 struct race {
 	ut_db *db;
-	volatile int stop;
+	int stop;   /* atomic: set by the main thread or a failing reader */
 	int checks;
 	char bad[400]; /* a reader's failure */
 };
@@ -387,7 +387,7 @@ static void gen_name(char *n, uint32_t g)
 			snprintf(rc->bad, sizeof(rc->bad), "line %d: %s = %lld, " \
 				 "not %lld (%s)", __LINE__, #a, a_, b_,      \
 				 ut_errdetail());                         \
-			rc->stop = 1;                                     \
+			__atomic_store_n(&rc->stop, 1, __ATOMIC_RELAXED); \
 			return NULL;                                      \
 		}                                                         \
 	} while (0)
@@ -410,7 +410,7 @@ static void *race_reader(void *arg)
 {
 	struct race *rc = arg;
 
-	while (!rc->stop) {
+	while (!__atomic_load_n(&rc->stop, __ATOMIC_RELAXED)) {
 		ut_table_info ti;
 		ut_table *tb;
 		ut_txn *r;
@@ -443,7 +443,7 @@ static void *race_reader(void *arg)
 		}
 		RCHECK_EQ(listed, 1 + gp[1]);
 		ut_abort(r);
-		rc->checks++;
+		__atomic_fetch_add(&rc->checks, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -499,7 +499,7 @@ static void test_snapshot_race(void **s)
 		assert_int_equal(ut_put(t, "gen", 3, gp, sizeof(gp)), UT_OK);
 		assert_int_equal(ut_commit(t), UT_OK);
 	}
-	rc.stop = 1;
+	__atomic_store_n(&rc.stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	if (rc.bad[0])
@@ -800,7 +800,7 @@ static void test_differential_sqlite(void **s)
 	(void)s;
 	char *path = tmp_db_path("tables", "diff");
 	ut_db *db = open_db(path);
-	static uint8_t val[20000];
+	static uint8_t val[20000 + 64]; /* values start at val + 0..49 */
 	sqlite3 *q;
 	int sexists[DNT] = { 0 }, txns = 0, aborts = 0;
 	uint64_t rs = 12345;
