@@ -149,9 +149,12 @@ int ut_pager_write_whole(ut_pager *p, ut_pg *pg)
 	int rc;
 
 	if (!f->txn) {
-		if (fatal_now(p))
-			return UT_EFATAL;
 		pthread_mutex_lock(&p->mu);
+		if (fatal_now(p)) {
+			pager_fatal_errdetail(p);
+			pthread_mutex_unlock(&p->mu);
+			return UT_EFATAL;
+		}
 		rc = write_locked(p, f, f->cur != NULL);
 		pthread_mutex_unlock(&p->mu);
 		if (rc)
