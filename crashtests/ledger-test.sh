@@ -108,6 +108,16 @@ check "ledger-add: ends at the boot that gave the 3rd verdict" grep -q '^mode_en
 bash "$T/tree/crashtests/ledger-add.sh" --results "$R" "$out" >/dev/null 2>&1
 check "ledger-add: refuses to overwrite" test $? = 1
 
+# a pass whose job stopped on a harness error: its cycles, status says so
+out2=$T/out2
+cp -r "$out" "$out2"
+sed -i 's/^seed=5$/seed=6/' "$out2/meta.txt"
+printf 'mode_end_atomic=2026-12-07T02:55:00Z wall_s=300\npass_end=2026-12-07T02:55:01Z\nresult=FAIL\n' >>"$out2/meta.txt"
+printf 'HARNESS ERROR: a job stopped early (see the job logs)\nRESULT: FAIL\n' >"$out2/summary.txt"
+d2=$(bash "$T/tree/crashtests/ledger-add.sh" --results "$T/results2" "$out2")
+check "ledger-add: a harness error keeps its 3 cycles" test "$(grep -vc '^mode,' "$d2/cycles.csv")" = 3
+check "ledger-add: status harness-error" grep -qx 'status=harness-error' "$d2/meta.txt"
+
 # a second pass on an older kernel key
 mkdir -p "$R/2026-12-06/xfs16k-atomic-s4"
 cp "$d/cycles.csv" "$R/2026-12-06/xfs16k-atomic-s4/"
