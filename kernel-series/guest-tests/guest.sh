@@ -103,6 +103,50 @@ shutdown_test() {  # shutdown_test NAME FSTYPE [OPTS]
 shutdown_test xfs16k xfs
 [ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd"
 shutdown_test ext4bigalloc ext4
+# Multi-block untorn writes vs other writers, and at the end of file
+# (race_tests): thousands of conversion races with no acknowledged byte lost
+# (untorn.race_iters=N on the kernel command line, default 300 per
+# scenario), then rounds of a race ended by a shutdown without log flush
+# (untorn.race_rounds=N, default 6) and the end-of-file shutdown test,
+# each followed by a remount (log recovery) and a check.
+RACE_ITERS=300 RACE_ROUNDS=6
+for w in $(cat /proc/cmdline); do
+	case $w in
+	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
+	untorn.race_rounds=*) RACE_ROUNDS=${w#untorn.race_rounds=} ;;
+	esac
+done
+remount() {  # remount NAME FSTYPE OPTS DEV
+	umount "/mnt/$1"
+	if mount -t "$2" ${3:+-o "$3"} "/dev/$4" "/mnt/$1" 2>/tmp/mnt.err; then
+		return 0
+	fi
+	echo "race.$1.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+	rc=1
+	return 1
+}
+race_test() {  # race_test NAME FSTYPE [OPTS]
+	name=$1 fstype=$2 opts=${3:-}
+	grep -q " /mnt/$name " /proc/mounts && d=$(dev_of "$name") || return 0
+	s=$(date +%s)
+	/bin/race_tests --race "$name:/mnt/$name" --iters "$RACE_ITERS" || rc=1
+	echo "race.$name.seconds: INFO got=$(( $(date +%s) - s ))"
+	/bin/race_tests --probe "$name:/mnt/$name" || return 0
+	s=$(date +%s)
+	r=0
+	while [ $r -lt "$RACE_ROUNDS" ]; do
+		/bin/race_tests --race-shutdown-write "$name.round$r:/mnt/$name" || rc=1
+		remount "$name" "$fstype" "$opts" "$d" || return 0
+		/bin/race_tests --race-shutdown-verify "$name.round$r:/mnt/$name" || rc=1
+		r=$((r + 1))
+	done
+	/bin/race_tests --eof-shutdown-write "$name:/mnt/$name" || rc=1
+	remount "$name" "$fstype" "$opts" "$d" || return 0
+	/bin/race_tests --eof-shutdown-verify "$name:/mnt/$name" || rc=1
+	echo "race.$name.shutdown_seconds: INFO got=$(( $(date +%s) - s ))"
+}
+[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
+race_test ext4bigalloc ext4
 # ext4 bigalloc without its journal (mounted noload, allowed on a clean
 # filesystem): a mixed cluster cannot be committed first, so the unit is
 # one block there.
