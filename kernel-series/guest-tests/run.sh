@@ -14,7 +14,8 @@
 #
 # Env: UNTORN_VM_DIR (default /var/tmp/untorn-vm), BOOT_TIMEOUT (s, per boot),
 #      ONLY="unpatched patched patched-noaid" (subset of boots to run),
-#      RACE_ITERS / RACE_ROUNDS (longer race_tests runs, see guest.sh).
+#      RACE_ITERS / RACE_ROUNDS (longer race_tests runs, see guest.sh),
+#      RACE_ONLY=1 (race_tests alone: a quick developer pass, not a full run).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,11 +48,12 @@ make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
 	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
 	"$HERE/guest.sh:/bin/guest.sh" || exit 1
-# Longer race runs: RACE_ITERS (per scenario, default 300) and RACE_ROUNDS
-# (shutdown rounds, default 6) reach guest.sh on the kernel command line.
+# Longer race runs: RACE_ITERS (per scenario, default 100) and RACE_ROUNDS
+# (shutdown rounds, default 3) reach guest.sh on the kernel command line.
 race_args=()
 [ -n "${RACE_ITERS:-}" ] && race_args+=(-a "untorn.race_iters=$RACE_ITERS")
 [ -n "${RACE_ROUNDS:-}" ] && race_args+=(-a "untorn.race_rounds=$RACE_ROUNDS")
+[ "${RACE_ONLY:-0}" = 1 ] && race_args+=(-a "untorn.race_only=1")
 
 # ------------------------------------------------------------- boots
 declare -A rcs secs
