@@ -63,6 +63,10 @@
  *   the child process running it (VmHWM, reset at its start); the share of
  *   the machine's CPU time that was busy (/proc/stat; in the VM: is it the
  *   guest CPUs or the disk that sets the pace).
+ * BENCH_THROTTLE=BPS,IOPS (environment): untorn's files pass the VM
+ * benchmark's write throttle, modelled on the host (throttle_vfs.h), with
+ * atomic writes faked where the host has none: the VM's latencies from
+ * the device's side, for a quick look before a VM run.
  * Each run is a child process.  Output: a Markdown table on stdout and, per
  * run, one machine-readable line (--csv, or always with --rounds):
  *   csv,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,
@@ -108,6 +112,7 @@
 #include "untorn.h"
 #include "db.h"  /* ut_db_set_checkpoint_bytes (preload), ut_db_wal */
 #include "wal.h" /* ut_wal_stats_get: log syncs apart from page-flush syncs */
+#include "throttle_vfs.h" /* BENCH_THROTTLE */
 
 #define KEY_LEN 16
 #define VAL_LEN 100
@@ -918,7 +923,20 @@ static int uts_open(struct sys *s)
 	o.sync = 1;
 	o.create = s->c->wl == W_LOAD;
 	o.cache_bytes = s->c->cache_mib << 20;
-	rc = ut_open(s->path, &o, &db);
+	if (getenv("BENCH_THROTTLE")) {
+		/* BENCH_THROTTLE=BPS,IOPS: the VM's device model on the host
+		 * (throttle_vfs.h; untorn only, atomic writes faked) */
+		double bps = 0, iops = 0;
+
+		if (sscanf(getenv("BENCH_THROTTLE"), "%lf,%lf", &bps, &iops) != 2 ||
+		    bps <= 0 || iops <= 0) {
+			sys_err(s, "BENCH_THROTTLE: want BPS,IOPS%s%s", "", "");
+			return -1;
+		}
+		rc = ut_db_open_vfs(throttle_vfs(bps, iops, 1), s->path, &o, &db);
+	} else {
+		rc = ut_open(s->path, &o, &db);
+	}
 	if (rc == UT_ENOTSUP || (rc && s->d->prot == UT_PROTECT_ATOMIC)) {
 		const char *d = ut_errdetail(), *sx = strstr(d, "statx");
 

@@ -20,7 +20,11 @@
  * (falling back to getrusage ru_maxrss, a process-lifetime peak).
  *
  *   bench_kv [-n N] [-b BATCH] [-c CACHE_MIB] [-d DIR] [-e untorn,sqlite]
- *            [-p auto|atomic|doublewrite|unsafe] [-s SEED] [-k]
+ *            [-p auto|atomic|doublewrite|unsafe] [-s SEED] [-k] [-t TABLE]
+ *
+ * -t TABLE: untorn runs the workload in the named table TABLE (opened by
+ * name in every transaction, as an application would) instead of the
+ * default table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +60,7 @@ struct cfg {
 	enum ut_protect protect;
 	uint64_t seed;
 	int keep;
+	const char *table; /* untorn: a named table, NULL: the default one */
 };
 
 struct result {
@@ -265,6 +270,16 @@ static void io_now(struct pio *o)
 		(r)->rss_kib[ph] = rss_peak_kib(reset_ok_);                 \
 	} while (0)
 
+/* The table of -t in t (created by a write), or NULL: the default one. */
+static ut_table *table_in(const struct cfg *c, ut_txn *t, int write)
+{
+	ut_table *tb = NULL;
+
+	if (c->table && ut_table_open(t, c->table, write ? UT_CREATE : 0, &tb))
+		return NULL;
+	return tb;
+}
+
 static int run_untorn(const struct cfg *c, struct result *r)
 {
 	char path[1024];
@@ -275,6 +290,7 @@ static int run_untorn(const struct cfg *c, struct result *r)
 	struct rng rg = { c->seed ^ 0x1234 };
 	int rc;
 	ut_stats st;
+	ut_table *tb = NULL;
 
 	path_of(c, "untorn", path, sizeof(path));
 	remove_db(path);
@@ -288,11 +304,15 @@ static int run_untorn(const struct cfg *c, struct result *r)
 	{
 		PHASE_BEGIN(PH_LOAD);
 		for (long i = 0; i < c->n; i++) {
-			if (!t && (rc = ut_begin(db, 0, &t)))
-				FAIL(r, "ut_begin: %s", ut_strerror(rc));
+			if (!t) {
+				if ((rc = ut_begin(db, 0, &t)))
+					FAIL(r, "ut_begin: %s", ut_strerror(rc));
+				if (c->table && !(tb = table_in(c, t, 1)))
+					FAIL(r, "ut_table_open: %s", ut_errdetail());
+			}
 			make_key(c, i, k);
 			make_val(i, 0, k, v);
-			if ((rc = ut_put(t, k, KEY_LEN, v, VAL_LEN)))
+			if ((rc = ut_tput(t, tb, k, KEY_LEN, v, VAL_LEN)))
 				FAIL(r, "ut_put: %s: %s", ut_strerror(rc), ut_errdetail());
 			if ((i + 1) % c->batch == 0 || i + 1 == c->n) {
 				if ((rc = ut_commit(t)))
@@ -310,10 +330,14 @@ static int run_untorn(const struct cfg *c, struct result *r)
 			void *val;
 			size_t vl;
 
-			if (!t && (rc = ut_begin(db, UT_RDONLY, &t)))
-				FAIL(r, "ut_begin: %s", ut_strerror(rc));
+			if (!t) {
+				if ((rc = ut_begin(db, UT_RDONLY, &t)))
+					FAIL(r, "ut_begin: %s", ut_strerror(rc));
+				if (c->table && !(tb = table_in(c, t, 0)))
+					FAIL(r, "ut_table_open: %s", ut_errdetail());
+			}
 			make_key(c, j, k);
-			if ((rc = ut_get(t, k, KEY_LEN, &val, &vl)))
+			if ((rc = ut_tget(t, tb, k, KEY_LEN, &val, &vl)))
 				FAIL(r, "ut_get: %s: %s", ut_strerror(rc), ut_errdetail());
 			if (vl != VAL_LEN || memcmp(val, k, KEY_LEN))
 				FAIL(r, "ut_get: wrong value");
@@ -330,11 +354,15 @@ static int run_untorn(const struct cfg *c, struct result *r)
 		for (long i = 0; i < c->n; i++) {
 			long j = rnd_below(&rg, c->n);
 
-			if (!t && (rc = ut_begin(db, 0, &t)))
-				FAIL(r, "ut_begin: %s", ut_strerror(rc));
+			if (!t) {
+				if ((rc = ut_begin(db, 0, &t)))
+					FAIL(r, "ut_begin: %s", ut_strerror(rc));
+				if (c->table && !(tb = table_in(c, t, 1)))
+					FAIL(r, "ut_table_open: %s", ut_errdetail());
+			}
 			make_key(c, j, k);
 			make_val(j, 1, k, v);
-			if ((rc = ut_put(t, k, KEY_LEN, v, VAL_LEN)))
+			if ((rc = ut_tput(t, tb, k, KEY_LEN, v, VAL_LEN)))
 				FAIL(r, "ut_put: %s: %s", ut_strerror(rc), ut_errdetail());
 			if ((i + 1) % c->batch == 0 || i + 1 == c->n) {
 				if ((rc = ut_commit(t)))
@@ -351,7 +379,8 @@ static int run_untorn(const struct cfg *c, struct result *r)
 		uint64_t sum = 0;
 
 		PHASE_BEGIN(PH_SCAN);
-		if ((rc = ut_begin(db, UT_RDONLY, &t)) || (rc = ut_cursor_open(t, &cur)))
+		if ((rc = ut_begin(db, UT_RDONLY, &t)) ||
+		    (rc = ut_tcursor_open(t, table_in(c, t, 0), &cur)))
 			FAIL(r, "scan: %s", ut_strerror(rc));
 		for (rc = ut_cursor_seek(cur, NULL, 0); rc == UT_OK; rc = ut_cursor_next(cur)) {
 			const void *kk, *vv;
@@ -779,7 +808,8 @@ static void usage(FILE *f)
 		"              lmdb and rocksdb when built with them)\n"
 		"  -p MODE     untorn protection: auto|atomic|doublewrite|unsafe\n"
 		"  -s SEED     key order seed (default 1)\n"
-		"  -k          keep the database files\n");
+		"  -k          keep the database files\n"
+		"  -t TABLE    untorn: the workload in named table TABLE\n");
 }
 
 int main(int argc, char **argv)
@@ -790,8 +820,9 @@ int main(int argc, char **argv)
 	struct result res[NENG];
 	int sel[NENG] = { 0 }, opt, rc = 0;
 
-	while ((opt = getopt(argc, argv, "n:b:c:d:e:p:s:kh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:c:d:e:p:s:kt:h")) != -1) {
 		switch (opt) {
+		case 't': c.table = optarg; break;
 		case 'n': c.n = strtol(optarg, NULL, 10); break;
 		case 'b': c.batch = strtol(optarg, NULL, 10); break;
 		case 'c': c.cache_mib = strtoul(optarg, NULL, 10); break;
@@ -824,8 +855,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("bench_kv: %ld keys of %d bytes, values of %d bytes, %ld ops per "
-	       "transaction, cache %zu MiB, sync off, dir %s\n\n",
-	       c.n, KEY_LEN, VAL_LEN, c.batch, c.cache_mib, c.dir);
+	       "transaction, cache %zu MiB, sync off, dir %s%s%s\n\n",
+	       c.n, KEY_LEN, VAL_LEN, c.batch, c.cache_mib, c.dir,
+	       c.table ? ", untorn in table " : "", c.table ? c.table : "");
 	fflush(stdout);
 	for (size_t i = 0; i < NENG; i++) {
 		if (!sel[i])

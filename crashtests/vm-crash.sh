@@ -25,8 +25,8 @@
 #
 # Tears are made possible: the guest sets max_sectors_kb=4 on the disk (a
 # plain 16 KiB write = 4 requests, RWF_ATOMIC = 1) and QEMU throttles the
-# drive (throttling.iops-write=N, --iops, default 100), so writes are in
-# flight when the kill lands.
+# drives under test (throttling.iops-write=N, --iops, default 100; not
+# the oracle's), so writes are in flight when the kill lands.
 #
 # Verdicts: atomic and doublewrite must have zero violations (a tear there
 # is one too); doublewrite must repair torn pages in at least one cycle;
@@ -48,7 +48,7 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,6 +122,7 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # threads), about 200 ms at 100 IOPS (measured: pages written by the
 # batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
+THROTTLE_FROM=${THROTTLE_FROM:-ready}  # ready | boot: see disk_args below
 req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
 req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
@@ -147,22 +148,87 @@ fi
 	exit 3; }
 say "== kernel $PATCHED"
 
-INITRD=$out/initramfs.cpio.gz
-bash "$VM/mkinitramfs.sh" -o "$INITRD" "$B/vmcrash:/bin/vmcrash" \
-	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null ||
+# The pass's metadata (meta.txt, key=value), for the crash ledger
+# (crashtests/ledger-add.sh, crash-table.sh): what ran, on which kernel and
+# engine, with which options; pass_end and result are added at the end, so
+# a pass stopped midway has none.
+kcache=$(basename "$(dirname "$PATCHED")")
+[[ $kcache =~ ^[0-9a-f]{16}$ ]] || kcache=unknown
+series_key=$( (UNTORN_BUILD_LIB=1; . "$ROOT/kernel-series/build.sh"; compute_hash) 2>/dev/null || echo unknown)
+fs_key=$(bash "$HERE/kernel-key.sh" "$fs" 2>/dev/null | awk '{print $2}')
+{
+	echo "pass_start=$(date -u +%FT%TZ)"
+	echo "fs=$fs"
+	echo "modes=$modes"
+	echo "kills=$kills"
+	echo "seed=$seed"
+	echo "jobs=$jobs"
+	echo "options=iops=$iops throttled=$fs$([ "$fs" = xfsrt ] && echo ,xfsrtdev) throttle_from=$THROTTLE_FROM initramfs=uncompressed threads=$threads cache=$cache warmup=$WARMUP ckpt_every=$CKPT_MIN-$CKPT_MAX kill_plan=$KILL_PLAN event_share=$EVENT_SHARE event_lines=$EVENT_LINES event_lead_ms=$EVENT_LEAD_MS extend=$EXTEND unsafe_min_share=$UNSAFE_MIN_SHARE controls=$CONTROLS aid_check=$aid_check max_sectors_kb=4 $NVME_AID_PARAM=$NVME_AID_ON"
+	echo "kernel=$PATCHED"
+	echo "kernel_cache_key=$kcache"
+	echo "series_cache_key=$series_key"
+	echo "fs_kernel_key=${fs_key:-unknown}"
+	echo "fs_patches=$(awk -v fs="$fs" -F: '$1 == fs { sub(/^[^:]*:[[:space:]]*/, ""); print }' "$HERE/fs-patches")"
+	echo "harness_commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- crashtests kernel-series/vm 2>/dev/null || echo -dirty)"
+	# the newest commit (merges left out: a merge of main into a branch
+	# would name itself) that changed the engine's sources, and a hash of
+	# those sources' trees, which says exactly what ran
+	epaths=(engine wal io include tools CMakeLists.txt crashtests/vmcrash.c)
+	echo "engine_commit=$(git -C "$ROOT" log -1 --no-merges --format=%h --abbrev=12 -- "${epaths[@]}" 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- "${epaths[@]}" 2>/dev/null || echo -dirty)"
+	echo "engine_tree=$(for p in "${epaths[@]}"; do git -C "$ROOT" rev-parse "HEAD:$p" 2>/dev/null; done | sha256sum | cut -c1-12)"
+	echo "host=$(hostname) cores=$(nproc) load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/meta.txt"
+[ "$kcache" = "$series_key" ] || say "== note: kernel cache key $kcache is not the series' $series_key"
+
+# The initramfs is stored uncompressed: every boot unpacks it, and under
+# TCG inflating its 3.5 MiB of gzip cost more than reading 7 MiB of cpio
+# (phases.csv's kmsg_unpack .. kmsg_freed).
+INITRD=$out/initramfs.cpio
+bash "$VM/mkinitramfs.sh" -o "$INITRD.gz" "$B/vmcrash:/bin/vmcrash" \
+	"$B/untorn:/bin/untorn" "$HERE/vm-guest.sh:/bin/vm-guest.sh" 2>/dev/null &&
+	gzip -dc "$INITRD.gz" >"$INITRD" && rm -f "$INITRD.gz" ||
 	{ echo "vm-crash.sh: mkinitramfs failed" >&2; exit 3; }
 
-# Fresh images: the filesystem under test (mkdisks.sh makes them all; the
-# ones needed are copied per job) and a small ext4 "oracle" disk that no
+# Fresh images: the filesystem under test (and xfs16k for --aid-check;
+# copied per job) and a small ext4 "oracle" disk that no
 # kill ever finds mid-write (the oracle is written only before the run).
 TEMPLATE=$out/template
-DISK_SIZE=${DISK_SIZE:-1G} bash "$VM/mkdisks.sh" "$TEMPLATE" >/dev/null ||
+DISK_SIZE=${DISK_SIZE:-1G} bash "$VM/mkdisks.sh" "$TEMPLATE" "$fs" \
+	$([ "$aid_check" = 1 ] && echo xfs16k) >/dev/null ||
 	{ echo "vm-crash.sh: mkdisks failed" >&2; exit 3; }
 truncate -s 256M "$TEMPLATE/oracle.img"
 mkfs.ext4 -q -F -L oracle -b 4096 "$TEMPLATE/oracle.img" >/dev/null ||
 	{ echo "vm-crash.sh: mkfs oracle failed" >&2; exit 3; }
 fs_images() { echo "$fs"; [ "$fs" = xfsrt ] && echo xfsrtdev; echo oracle; }
+# The throttle is there so that a kill finds the tested disk's writes in
+# flight: it is needed from the workload's start ("ready") to the kill,
+# not before.  So the disks are attached in fs_images' order (the disk
+# under test is QEMU drive d0, xfsrt's realtime device d1) without a
+# throttle, and when the guest prints "throttle" (vmcrash --throttle-wait,
+# after the check and the warm-up) qmp-throttle.py sets
+# throttling.iops-write on the disks under test over QMP; the guest starts
+# the workload once a probe write shows the throttle (THROTTLE_FROM=boot:
+# throttled from the boot on, as before).  The oracle disk, written only
+# during the check, is never throttled.
+disk_args() { # disk_args DIR: boot.sh -D options, the disk under test first
+	local img
+	for img in $(fs_images); do
+		printf '%s\0' -D "$img=$1/$img.img"
+		[ "$THROTTLE_FROM" = boot ] && [ "$img" != oracle ] &&
+			printf '%s\0' -x "$img=throttling.iops-write=$iops"
+	done
+}
+throttle_drives=$(n=0; for img in $(fs_images); do [ "$img" != oracle ] && printf 'd%s ' "$n"; n=$((n + 1)); done)
+# probe writes are 4 requests: throttled, >= 4/iops s; 3/4 of that
+throttle_ms=$((3000 / iops))
 
+# phases.csv (per job): one line per boot; times in s from the boot's start
+# on the host clock: first guest line, disks found, filesystems mounted,
+# verdict (the previous kill checked), ready (warm-up done), kill, boot.sh
+# done; then the guest's uptime at init and the kernel's own timestamps of
+# "Unpacking initramfs", "Freeing initrd memory" and "Run /init"; fresh = 1
+# when this boot filled a new database (WARMUP transactions).
+PHASES_HEAD="boot,t0,first_line,disks,mounted,verdict,ready,kill,end,guest_uptime_init,kmsg_unpack,kmsg_freed,kmsg_run_init,fresh"
 CSV_HEAD="mode,fs,job,cycle,seed,epoch,kill,events_before_kill,ms_since_event,run_s,ready_from,acked,started,acked_in_cycle,k,verdict,open,check,bad_checksums,torn_repaired,corrupt_pages,verify_s,cycle_s,why"
 
 # ------------------------------------------------------------------ one job
@@ -178,6 +244,7 @@ run_job() {
 	local csv=$dir/cycles.csv log=$dir/guest.log
 	: >"$csv"
 	: >"$log"
+	echo "$PHASES_HEAD" >"$dir/phases.csv"
 	RANDOM=$jseed
 	local acked=0 started=0 have=0 c
 	# the previous cycle's facts, written out when its verdict arrives
@@ -215,12 +282,16 @@ run_job() {
 		ckpt=$((CKPT_MIN + RANDOM % (CKPT_MAX - CKPT_MIN + 1)))
 		local gargs=(--seed "$jseed" --threads "$threads" --cache "$cache" --ckpt-every "$ckpt"
 			--warmup "$WARMUP")
+		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
 		local pidf=$dir/qemu.pid killf=$dir/killed
 		rm -f "$pidf" "$killf"
 		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0
 		local from=0 c_acked=0 c_started=0 line fd timer="" etimer=""
+		# host receive times of the stage lines (phases.csv) and the
+		# guest's own clock at its init and kernel milestones
+		local tfirst="" tdisks="" tmounted="" up_init="" k_unpack="" k_freed="" k_init=""
 		# kill_after SECS KIND: SIGKILL QEMU after SECS unless a kill
 		# came first (killf is created with noclobber: one kill wins)
 		kill_after() {
@@ -230,15 +301,37 @@ run_job() {
 		}
 		t0=$(now)
 		echo "### cycle $c $(date -u +%FT%TZ) plan=$plan nth=$nth delay=$delay efrac=$efrac args=${gargs[*]}" >>"$log"
-		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" -d "$dir/disks" \
-			-W "throttling.iops-write=$iops" -t 400 -P "$pidf" -o "$dir/boot" \
+		local dargs thr_fail=0
+		mapfile -d '' dargs < <(disk_args "$dir/disks")
+		rm -f "$dir/qmp.sock"
+		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" "${dargs[@]}" \
+			-Q "$dir/qmp.sock" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
 			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
 		local bootpid=$!
 		while IFS= read -r -u "$fd" line; do
 			echo "$line" >>"$log"
+			[ -z "$tfirst" ] && tfirst=$EPOCHREALTIME
 			case $line in
+			"timing init uptime="*) up_init=${line##*=} ;;
+			"timing disks "*) tdisks=$EPOCHREALTIME ;;
+			"timing mounted "*) tmounted=$EPOCHREALTIME ;;
+			"timing kmsg "*"Unpacking initramfs"*) k_unpack=${line#timing kmsg }; k_unpack=${k_unpack%% *} ;;
+			"timing kmsg "*"Freeing initrd memory"*) k_freed=${line#timing kmsg }; k_freed=${k_freed%% *} ;;
+			"timing kmsg "*"Run /init"*) k_init=${line#timing kmsg }; k_init=${k_init%% *} ;;
 			"verdict "*) verdict_line=$line; tverdict=$(now) ;;
+			throttle)
+				# the workload is about to start: throttle the disks
+				# under test now (the guest waits until it sees it)
+				if ! /usr/bin/python3 "$HERE/qmp-throttle.py" "$dir/qmp.sock" "$iops" \
+					$throttle_drives >>"$log" 2>&1; then
+					echo "### qmp-throttle.py FAILED: stopping this boot" >>"$log"
+					thr_fail=1
+					kill -9 "$(cat "$pidf")" 2>/dev/null
+				else
+					echo "### throttled ${throttle_drives% }: iops-write=$iops" >>"$log"
+				fi
+				;;
 			"ready from "*)
 				from=${line#ready from }; from=${from%% *}
 				c_acked=$((from - 1)); c_started=$((from - 1))
@@ -277,9 +370,23 @@ run_job() {
 		exec {fd}<&-
 		wait "$bootpid" 2>/dev/null
 		for p in $timer $etimer; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-		local tend tkill kind since="" runs
+		local tend tkill kind since="" runs tk=""
 		tend=$(now)
+		[ -s "$killf" ] && read -r tk _ <"$killf"
+		# one line per boot: host times relative to the boot's start
+		# (t0), the guest's uptime at init and its kernel milestones
+		awk -v b="$c" -v t0="$t0" -v f="$tfirst" -v d="$tdisks" -v m="$tmounted" \
+			-v v="$([ "$tverdict" != 0 ] && echo "$tverdict")" \
+			-v r="$([ "$tready" != 0 ] && echo "$tready")" -v k="$tk" -v e="$tend" \
+			-v ui="$up_init" -v ku="$k_unpack" -v kf="$k_freed" -v ki="$k_init" \
+			-v from="$from" -v warm="$WARMUP" 'function rel(x) { return x == "" ? "" : sprintf("%.3f", x - t0) }
+			BEGIN { printf "%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d\n", b, t0, rel(f), rel(d), rel(m),
+				rel(v), rel(r), rel(k), rel(e), ui, ku, kf, ki, (from == warm + 1) }' >>"$dir/phases.csv"
 
+		if ((thr_fail)); then
+			echo "vm-crash.sh: $mode job $job cycle $c: could not throttle the disk (see $log)" >&2
+			return 3
+		fi
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then
 			if [ -z "$verdict_line" ]; then
@@ -320,7 +427,6 @@ run_job() {
 		p_kill=$kind p_events=$events p_since=$since p_run=$runs p_from=$from
 		p_acked=$c_acked p_started=$c_started p_t0=$t0 p_tkill=$tkill
 		acked=$c_acked started=$c_started have=1
-		sleep 0.5
 	done
 	return 0
 }
@@ -394,6 +500,7 @@ fi
 for mode in $modes; do
 	say "== $mode on $fs: $kills kills, $jobs job(s), seed $seed"
 	tm=$(now)
+	echo "mode_start_$mode=$(date -u +%FT%TZ)" >>"$out/meta.txt"
 	pids=()
 	for ((j = 1; j <= jobs; j++)); do
 		n=$((kills / jobs + (j <= kills % jobs ? 1 : 0)))
@@ -405,6 +512,7 @@ for mode in $modes; do
 		wait "$p" || harness_err=1
 	done
 	wall=$(awk -v a="$tm" -v b="$(now)" 'BEGIN{printf "%.0f", b-a}')
+	echo "mode_end_$mode=$(date -u +%FT%TZ) wall_s=$wall" >>"$out/meta.txt"
 	cat "$out/$mode"-j*/cycles.csv >>"$out/cycles.csv" 2>/dev/null
 	cat "$out/$mode"-j*/cycles.csv 2>/dev/null | awk -F, -v mode="$mode" -v wall="$wall" \
 		-v minshare="$UNSAFE_MIN_SHARE" -v want="$kills" -v controls="$CONTROLS" '
@@ -444,6 +552,7 @@ if [ "$fail" = 0 ] && [ "$harness_err" = 0 ]; then
 else
 	echo "RESULT: FAIL" >>"$summary"
 fi
+{ echo "pass_end=$(date -u +%FT%TZ)"; echo "result=$(sed -n 's/^RESULT: //p' "$summary")"; } >>"$out/meta.txt"
 cat "$summary"
 [ "$harness_err" = 1 ] && exit 3
 exit $fail

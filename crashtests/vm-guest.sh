@@ -12,6 +12,12 @@
 #       with the NVMe aid off and MODE atomic)
 set -u
 
+# "timing STAGE uptime=U": the guest's clock (seconds since the kernel
+# started) at the harness's stages, for the per-phase cost of a cycle
+# (vm-crash.sh's phases.csv); the host ignores these lines otherwise.
+timing() { echo "timing $1 uptime=$(cut -d' ' -f1 /proc/uptime)"; }
+timing init
+
 # NVMe controllers probe asynchronously; disks are found by serial (= image).
 i=0
 while [ $i -lt 150 ]; do
@@ -21,6 +27,7 @@ while [ $i -lt 150 ]; do
 	i=$((i + 1))
 	sleep 0.2
 done
+timing disks
 dev_of() {
 	for b in /sys/block/nvme*n1; do
 		[ "$(tr -d ' ' <"$b/device/serial")" = "$1" ] && { basename "$b"; return 0; }
@@ -58,6 +65,14 @@ cycle)
 	split_writes "$fs" $([ "$fs" = xfsrt ] && echo xfsrtdev)
 	mount_fs "$fs"
 	mount_fs oracle
+	timing mounted
+	# the kernel's own boot milestones (timestamps are kept for every
+	# record; printk.time only says whether dmesg prints them)
+	echo Y >/sys/module/printk/parameters/time 2>/dev/null
+	dmesg | awk '/Unpacking initramfs|Freeing initrd memory|Run \/init as init/ {
+		t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t)
+		m = $0; sub(/^\[[^]]*\] */, "", m)
+		print "timing kmsg " t " " m }'
 	vmcrash cycle "/mnt/$fs/crash.db" /mnt/oracle/oracle.db --protect "$mode" "$@"
 	rc=$?
 	umount /mnt/oracle

@@ -5,7 +5,7 @@
  *
  *   vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A] [--started T]
  *           [--threads N] [--cache BYTES] [--ckpt-every C] [--txns N]
- *           [--max-secs S] [--warmup W] [--verify-only]
+ *           [--max-secs S] [--warmup W] [--verify-only] [--throttle-wait MS]
  *
  *   1. Check (skipped when DB does not exist yet): open DB (recovery), read
  *      ut_stats (torn_repaired, corrupt_pages), ut_check, then compare the
@@ -39,6 +39,11 @@
  *      until killed (or --txns / --max-secs: then it closes and exits 0).
  *      A fresh database (first boot, or after a reset) is first filled with
  *      transactions 1..W (--warmup), before "ready from W+1".
+ *      --throttle-wait MS: the host throttles the disk under test only from
+ *      the workload on (vm-crash.sh: the check and the warm-up are harness
+ *      work, not evidence); before "ready", print "throttle" and write
+ *      16 KiB probes (O_DIRECT|O_DSYNC, file DB-dir/throttle-probe) until
+ *      one takes MS or more, i.e. the throttle is on (exit 3 after 20 s).
  *
  * Transaction n is a function of (seed, epoch, n) only: single-key puts,
  * multi-key puts, overwrites of a hot key set, deletes, mixed put/delete;
@@ -54,6 +59,7 @@
  * 3 on a setup error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -61,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +355,7 @@ struct cfg {
 	int have_acked, have_started, threads, verify_only;
 	uint64_t ckpt_every, warmup;
 	double max_secs;
+	double throttle_wait_ms; /* --throttle-wait: 0 = the disk is throttled from boot */
 };
 
 /* Move the database aside (DB.bad-EPOCH, -wal, -dw), the evidence of a
@@ -544,6 +552,52 @@ report:
 
 /* ------------------------------------------------------------- the run */
 
+/* --throttle-wait: ask the host for the throttle and wait until a 16 KiB
+ * O_DIRECT|O_DSYNC write beside the database takes min_ms or more.  The
+ * guest splits it into 4 requests of 4 KiB (max_sectors_kb=4), which the
+ * throttle serves one per 1/iops s once QEMU's short burst allowance is
+ * used up, so the first probes may still be fast.  Returns 0 once
+ * throttled, -1 on an error or after 20 s without. */
+static int wait_throttled(const char *db, double min_ms)
+{
+	char dir[4096], path[4200];
+	void *buf = NULL;
+	double t_end = now_s() + 20, t, ms = 0;
+	int fd, n = 0;
+
+	snprintf(dir, sizeof(dir), "%s", db);
+	snprintf(path, sizeof(path), "%s/throttle-probe", dirname(dir));
+	printf("throttle\n");
+	fflush(stdout);
+	fd = open(path, O_WRONLY | O_CREAT | O_DIRECT | O_DSYNC, 0644);
+	if (fd < 0 || posix_memalign(&buf, 16384, 16384)) {
+		printf("error: throttle probe %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memset(buf, 0x5a, 16384);
+	while ((t = now_s()) < t_end) {
+		if (pwrite(fd, buf, 16384, 0) != 16384) {
+			printf("error: throttle probe write: %s\n", strerror(errno));
+			break;
+		}
+		n++;
+		ms = (now_s() - t) * 1000;
+		if (ms >= min_ms) {
+			printf("throttled after %d probe writes (%.0f ms)\n", n, ms);
+			close(fd);
+			free(buf);
+			return 0;
+		}
+	}
+	if (t >= t_end)
+		printf("error: no throttle after %d probe writes (last %.1f ms)\n", n, ms);
+	close(fd);
+	free(buf);
+	return -1;
+}
+
 struct run {
 	ut_db *db;
 	struct cfg *c;
@@ -681,6 +735,10 @@ static int run(struct cfg *c, ut_db *db, uint64_t k, uint64_t epoch)
 		r.last = c->txns ? k + c->txns : 0;
 		printf("warmup done\n");
 	}
+	if (c->throttle_wait_ms > 0 && wait_throttled(c->db, c->throttle_wait_ms)) {
+		ut_close(db);
+		return 3;
+	}
 	{
 		ut_stats st;
 		ut_stats_get(db, &st);
@@ -802,7 +860,7 @@ static int usage(void)
 		"usage: vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A]\n"
 		"               [--started T] [--threads N] [--cache BYTES]\n"
 		"               [--ckpt-every C] [--txns N] [--max-secs S] [--warmup W]\n"
-		"               [--verify-only]\n"
+		"               [--verify-only] [--throttle-wait MS]\n"
 		"       vmcrash refuse DB --protect MODE\n");
 	return 64;
 }
@@ -865,6 +923,8 @@ int main(int argc, char **argv)
 			c.txns = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--max-secs"))
 			c.max_secs = atof(v);
+		else if (!strcmp(a, "--throttle-wait"))
+			c.throttle_wait_ms = atof(v);
 		else
 			return usage();
 	}

@@ -10,8 +10,11 @@
  * UT_FORMAT_VERSION), each page sealed, then the file and its
  * directory entry made durable.  Nothing is written where a file exists:
  * DEST, DEST "-wal" and DEST "-dw" must all be absent (a stale log beside
- * the copy would be replayed into it).  On failure the partial copy is
- * removed.  The writer never waits for it; it costs the buffer pool the
+ * the copy would be replayed into it), DEST is created exclusively (a file
+ * that appeared since the check is neither written nor removed).  The
+ * source's log is made durable up to the snapshot first, so the copy holds
+ * no commit that a crash of the source could still lose.  On failure the
+ * partial copy is removed.  The writer never waits for it; it costs the buffer pool the
  * pages it reads and the snapshot budget the versions it keeps.
  */
 #include <stdio.h>
@@ -20,6 +23,7 @@
 
 #include "db.h"
 #include "pager.h"
+#include "wal.h"
 
 #define COPY_PAGES 64u /* pages per write */
 
@@ -51,7 +55,7 @@ static void seal_header(uint8_t *m, uint64_t lsn, int mode)
 	ut_st32(m + UT_META_MODE, (uint32_t)mode);
 	ut_st32(m + UT_META_CLEAN, 1);
 	/* no page of the snapshot is newer than it */
-	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(m + UT_META_VERSION, ut_meta_format(m));
 	ut_st64(m + UT_META_PAGEBOUND, lsn);
 }
 
@@ -105,8 +109,10 @@ int ut_backup(ut_db *db, const char *dest)
 	buf = ut_io_alloc((size_t)COPY_PAGES * UT_PAGE_SIZE);
 	if (!buf)
 		rc = UT_ENOMEM;
+	if (rc == UT_OK && ut_db_wal(db))
+		rc = ut_wal_flush_to(ut_db_wal(db), ut_txn_snap(t)->lsn);
 	if (rc == UT_OK)
-		rc = vfs->open(vfs, dest, UT_OPEN_CREATE, &out);
+		rc = vfs->open(vfs, dest, UT_OPEN_CREATE | UT_OPEN_EXCL, &out);
 	if (rc == UT_OK)
 		rc = copy_pages(p, ut_txn_snap(t), out, buf);
 	ut_file_close(out);

@@ -99,7 +99,7 @@ static int write_bound(ut_pager *p, uint64_t b)
 	int rc;
 
 	memcpy(p->bound_buf, p->hdr_disk, UT_PAGE_SIZE);
-	ut_st32(p->bound_buf + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(p->bound_buf + UT_META_VERSION, ut_meta_format(p->bound_buf));
 	ut_st64(p->bound_buf + UT_META_PAGEBOUND, b);
 	ut_page_seal(p->bound_buf);
 	/* OWN: unsafe need not write back the pages it defers (the
@@ -108,7 +108,7 @@ static int write_bound(ut_pager *p, uint64_t b)
 				     UT_FLUSH_DURABLE | UT_FLUSH_OWN);
 	if (rc == UT_OK) {
 		pager_bound_header_written(p, p->bound_buf);
-		p->ctr.bound_writes++;
+		ut_ctr_add(&p->ctr.bound_writes, 1);
 	}
 	return rc;
 }

@@ -18,6 +18,10 @@ struct path {
 	uint32_t pgno[UT_BT_MAXDEPTH];
 	unsigned idx[UT_BT_MAXDEPTH]; /* child index taken; nslots = right */
 	int rightmost;                /* every idx was the right pointer */
+	/* the tree's root page: read by descend, rewritten (in the caller's
+	 * slot: the header's root or a catalog entry's) when a split adds a
+	 * level or a delete removes one */
+	uint32_t *rootslot;
 };
 
 static inline int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
@@ -138,10 +142,10 @@ static int child_on_path(ut_pager *p, const uint32_t *path, int depth,
 }
 
 /* Descend to the leaf for key (key NULL: leftmost), recording the path. */
-static int descend(ut_pager *p, ut_snap *s, const uint8_t *key, size_t klen,
-		   struct path *pa, ut_pg **leaf)
+static int descend(ut_pager *p, ut_snap *s, uint32_t root, const uint8_t *key,
+		   size_t klen, struct path *pa, ut_pg **leaf)
 {
-	uint32_t pgno = s ? s->root : ut_pager_root(p);
+	uint32_t pgno = root;
 	ut_pg *pg;
 	int rc;
 
@@ -270,8 +274,22 @@ static inline void cell_value(const uint8_t *c, const uint8_t **v, size_t *vl,
 
 /* ---- get ------------------------------------------------------------- */
 
+/* The root of the default tree as s (NULL: the writer) sees it. */
+static uint32_t main_root(ut_pager *p, ut_snap *s)
+{
+	return s ? s->root : ut_pager_root(p);
+}
+
 int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 		  ut_pg **pin, void **owned, const void **val, size_t *vlen)
+{
+	return ut_bt_get_ref_in(p, s, main_root(p, s), key, klen, pin, owned,
+				val, vlen);
+}
+
+int ut_bt_get_ref_in(ut_pager *p, ut_snap *s, uint32_t root, const void *key,
+		     size_t klen, ut_pg **pin, void **owned, const void **val,
+		     size_t *vlen)
 {
 	struct path pa;
 	ut_pg *leaf;
@@ -279,7 +297,7 @@ int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 
 	*pin = NULL;
 	*owned = NULL;
-	if ((rc = descend(p, s, key, klen, &pa, &leaf)))
+	if ((rc = descend(p, s, root, key, klen, &pa, &leaf)))
 		return rc;
 	unsigned i = leaf_search(leaf->data, key, klen, &found);
 	if (!found) {
@@ -312,10 +330,16 @@ int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 	      void **val, size_t *vlen)
 {
+	return ut_bt_get_in(p, s, main_root(p, s), key, klen, val, vlen);
+}
+
+int ut_bt_get_in(ut_pager *p, ut_snap *s, uint32_t root, const void *key,
+		 size_t klen, void **val, size_t *vlen)
+{
 	const void *v;
 	void *owned;
 	ut_pg *pin;
-	int rc = ut_bt_get_ref(p, s, key, klen, &pin, &owned, &v, vlen);
+	int rc = ut_bt_get_ref_in(p, s, root, key, klen, &pin, &owned, &v, vlen);
 
 	if (rc || owned) {
 		*val = owned;
@@ -332,7 +356,7 @@ int ut_bt_depth(ut_pager *p, int *depth)
 {
 	struct path pa;
 	ut_pg *leaf;
-	int rc = descend(p, NULL, NULL, 0, &pa, &leaf);
+	int rc = descend(p, NULL, ut_pager_root(p), NULL, 0, &pa, &leaf);
 
 	if (rc)
 		return rc;
@@ -868,9 +892,9 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 				return rc;
 			ut_page_insert(root->data, 0, sep, seplen);
 			ut_page_set_right(root->data, rightno);
-			rc = ut_pager_set_root(p, root->pgno);
+			*pa->rootslot = root->pgno;
 			ut_pager_release(p, root);
-			return rc;
+			return UT_OK;
 		}
 		level--;
 		assert(level >= 0 && level < pa->depth);
@@ -893,7 +917,29 @@ static int insert_split(ut_pager *p, struct path *pa, int level, ut_pg *pg,
 	}
 }
 
+/* The default tree's calls: its root lives in the header. */
+static int main_root_set(ut_pager *p, uint32_t before, uint32_t after, int rc)
+{
+	if (after != before) {
+		int rc2 = ut_pager_set_root(p, after);
+
+		if (rc == UT_OK)
+			rc = rc2;
+	}
+	return rc;
+}
+
 int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	uint32_t r0 = ut_pager_root(p), root = r0;
+	int added;
+
+	return main_root_set(p, r0, root, ut_bt_put_in(p, &root, key, klen, val,
+						       vlen, &added));
+}
+
+int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
+		 const void *val, size_t vlen, int *added)
 {
 	uint8_t cell[UT_BT_MAX_LOCAL];
 	unsigned len;
@@ -903,8 +949,10 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 	uint32_t ovfl = 0;
 	uint64_t *touched;
 
-	if ((rc = descend(p, NULL, key, klen, &pa, &leaf)))
+	*added = 0;
+	if ((rc = descend(p, NULL, *root, key, klen, &pa, &leaf)))
 		return rc;
+	pa.rootslot = root;
 	/* an insert or replace that fits changes a few hundred bytes: let the
 	 * log compare only those blocks with the pre-image */
 	if ((rc = ut_pager_write_tracked(p, leaf, &touched))) {
@@ -913,6 +961,7 @@ int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t
 	}
 	unsigned i = leaf_search(leaf->data, key, klen, &found);
 
+	*added = !found;
 	ut_st16(cell, (uint16_t)klen);
 	ut_st32(cell + 3, (uint32_t)vlen);
 	memcpy(cell + LEAF_HDR, key, klen);
@@ -1054,9 +1103,8 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 					ut_pager_release(p, pg);
 					return rc;
 				}
-				if ((rc = ut_pager_set_root(p, child)))
-					ut_pager_release(p, pg);
-				if (rc || (rc = ut_pager_free(p, pg))) {
+				*pa->rootslot = child;
+				if ((rc = ut_pager_free(p, pg))) {
 					ut_pager_release(p, cp);
 					return rc;
 				}
@@ -1119,12 +1167,20 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 
 int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 {
+	uint32_t r0 = ut_pager_root(p), root = r0;
+
+	return main_root_set(p, r0, root, ut_bt_del_in(p, &root, key, klen));
+}
+
+int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen)
+{
 	struct path pa;
 	ut_pg *leaf;
 	int found, rc;
 
-	if ((rc = descend(p, NULL, key, klen, &pa, &leaf)))
+	if ((rc = descend(p, NULL, *root, key, klen, &pa, &leaf)))
 		return rc;
+	pa.rootslot = root;
 	unsigned i = leaf_search(leaf->data, key, klen, &found);
 	if (!found) {
 		ut_pager_release(p, leaf);
@@ -1146,6 +1202,61 @@ int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 	return rebalance(p, &pa, pa.depth, leaf);
 }
 
+/* ---- freeing a whole tree (a table's drop) ---------------------------- */
+
+/* Free the subtree at pgno, children first; path[0..depth) are its
+ * ancestors, still unfreed (pinned by the callers up the recursion). */
+static int free_sub(ut_pager *p, uint32_t *path, int depth, uint32_t pgno)
+{
+	ut_pg *pg;
+	int rc, t;
+
+	if ((rc = ut_pager_get(p, pgno, &pg)))
+		return rc;
+	t = ut_page_type(pg->data);
+	if (t != UT_PT_LEAF && t != UT_PT_INTERIOR) {
+		/* a page of this walk freed already shows as UT_PT_FREE */
+		rc = depth ? ut_page_expect_type(pg->data, pgno, UT_PT_LEAF,
+						 path[depth - 1], "child pointer",
+						 ut_pager_path(p))
+			   : bad_page(p, pgno, "the root is not a tree page");
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	if (t == UT_PT_INTERIOR) {
+		path[depth] = pgno;
+		for (unsigned i = 0; i <= ut_page_nslots(pg->data); i++) {
+			uint32_t child = child_at(pg->data, i);
+
+			if ((rc = child_on_path(p, path, depth + 1, child)) ||
+			    (rc = free_sub(p, path, depth + 1, child))) {
+				ut_pager_release(p, pg);
+				return rc;
+			}
+		}
+	} else {
+		for (unsigned i = 0; i < ut_page_nslots(pg->data); i++) {
+			const uint8_t *v;
+			size_t vl;
+			uint32_t ovfl;
+
+			cell_value(ut_page_cell(pg->data, i), &v, &vl, &ovfl);
+			if (ovfl && (rc = ovfl_free(p, ovfl, vl))) {
+				ut_pager_release(p, pg);
+				return rc;
+			}
+		}
+	}
+	return ut_pager_free(p, pg);
+}
+
+int ut_bt_free_tree(ut_pager *p, uint32_t root)
+{
+	uint32_t path[UT_BT_MAXDEPTH];
+
+	return free_sub(p, path, 0, root);
+}
+
 /* ---- cursors --------------------------------------------------------- */
 
 void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s)
@@ -1153,6 +1264,13 @@ void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s)
 	memset(c, 0, sizeof(*c));
 	c->pager = p;
 	c->snap = s;
+}
+
+void ut_btcur_init_in(ut_btcur *c, ut_pager *p, ut_snap *s,
+		      const uint32_t *root)
+{
+	ut_btcur_init(c, p, s);
+	c->root = root;
 }
 
 void ut_btcur_reset(ut_btcur *c)
@@ -1270,7 +1388,9 @@ int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen)
 
 	ut_btcur_reset(c);
 	c->lastkl = 0;
-	rc = descend(c->pager, c->snap, klen ? key : NULL, klen, &pa, &leaf);
+	rc = descend(c->pager, c->snap,
+		     c->root ? *c->root : main_root(c->pager, c->snap),
+		     klen ? key : NULL, klen, &pa, &leaf);
 	if (rc)
 		return rc;
 	c->depth = pa.depth;

@@ -3,9 +3,13 @@
  *
  * Contract: keys 1..UT_MAX_KEY bytes ordered by memcmp then length, values
  * 0..UT_MAX_VALUE bytes.  All data lives in leaves; interior pages route.
- * The tree reaches pages only through pager.h (get/release/write/alloc/free)
- * and the root page number only through ut_pager_root/ut_pager_set_root, so
- * every change is journaled by the pager's write transaction.  Callers
+ * The tree reaches pages only through pager.h (get/release/write/alloc/free),
+ * so every change is journaled by the pager's write transaction.  The
+ * default tree's root page number lives in the header (ut_pager_root /
+ * ut_pager_set_root: the calls without _in); the _in calls take any tree's
+ * root (a named table's, from the catalog, catalog.h) and rewrite it in the
+ * caller's slot when a split adds a level or a delete removes one -- the
+ * caller stores it back.  Callers
  * (db.c) check argument limits and hold the right lock: mutating calls need
  * the pager's write transaction.
  *
@@ -46,6 +50,25 @@ int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 		  ut_pg **pin, void **owned, const void **val, size_t *vlen);
 int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen);
 int ut_bt_del(ut_pager *p, const void *key, size_t klen);
+
+/* The same on the tree rooted at root (reads) or *root (changes, which
+ * may rewrite *root).  *added: 1 when the put inserted a new key, 0 when
+ * it replaced one. */
+int ut_bt_get_in(ut_pager *p, ut_snap *s, uint32_t root, const void *key,
+		 size_t klen, void **val, size_t *vlen);
+int ut_bt_get_ref_in(ut_pager *p, ut_snap *s, uint32_t root, const void *key,
+		     size_t klen, ut_pg **pin, void **owned, const void **val,
+		     size_t *vlen);
+int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
+		 const void *val, size_t vlen, int *added);
+int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen);
+/* Put every page of the tree at root -- leaves, interior pages, overflow
+ * chains -- on the free list (a table's drop).  Each page is checked
+ * before it is freed: a page of the wrong type (a freed page reached
+ * again: a shared subtree or a cycle), a child pointer to an ancestor or
+ * a tree deeper than UT_BT_MAXDEPTH is UT_ECORRUPT, and the caller's
+ * transaction must roll back. */
+int ut_bt_free_tree(ut_pager *p, uint32_t root);
 /* Levels from root to leaf (1 = the root is a leaf). */
 int ut_bt_depth(ut_pager *p, int *depth);
 /* How full the leaves are (a walk of the whole tree; for tests and tools):
@@ -66,6 +89,9 @@ void ut_bt_set_always_rebuild(int on);
 typedef struct ut_btcur {
 	ut_pager *pager;
 	ut_snap *snap; /* NULL: the writer's view */
+	/* the tree's root slot (a table's, read at every seek: a put may
+	 * move it); NULL: the default tree's, from the header or snap */
+	const uint32_t *root;
 	int depth; /* interior levels in pgno[]/idx[] */
 	uint32_t pgno[UT_BT_MAXDEPTH];
 	unsigned idx[UT_BT_MAXDEPTH];
@@ -82,6 +108,9 @@ typedef struct ut_btcur {
 } ut_btcur;
 
 void ut_btcur_init(ut_btcur *c, ut_pager *p, ut_snap *s);
+/* A cursor over the tree whose root is *root (the slot must outlive it). */
+void ut_btcur_init_in(ut_btcur *c, ut_pager *p, ut_snap *s,
+		      const uint32_t *root);
 /* First key >= key (klen 0: the first key); UT_NOTFOUND if none. */
 int ut_btcur_seek(ut_btcur *c, const void *key, size_t klen);
 int ut_btcur_next(ut_btcur *c);

@@ -11,13 +11,17 @@
  * overflow chains of the right type and length, free-list pages of type
  * free and counted by the header, no page reachable twice, every page
  * 1..count-1 reachable (tree, overflow or free list), the file holding the
- * header's page count.
+ * header's page count.  With named tables (catalog.h) the catalog tree
+ * is walked the same way, then every table's tree, each with its own leaf
+ * depth; a table's keys and pages must be what its catalog entry counts,
+ * and every problem below a table's root names the table.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "btree.h"
+#include "catalog.h"
 #include "check.h"
 
 #define LEAF_HDR UT_LEAF_HDR
@@ -30,7 +34,13 @@ struct ck {
 	uint8_t *seen; /* 1 reached, 2 reached but unreadable (bad checksum) */
 	uint32_t count;
 	int leaf_depth;
-	char first[400]; /* the first problem: the detail of UT_ECORRUPT */
+	char first[800]; /* the first problem: the detail of UT_ECORRUPT */
+	const char *table; /* the named table being walked, NULL: none */
+	uint64_t visited;  /* pages visited so far */
+	int catalog;       /* walking the catalog: collect its entries */
+	struct catcell { char name[UT_TABLE_NAME_MAX + 1]; uint8_t v[UT_CATENT_BYTES];
+			 size_t nlen, vlen; uint32_t pgno; } *cat;
+	size_t ncat, capcat;
 };
 
 static void problem(struct ck *c, uint32_t pgno, const char *fmt, ...)
@@ -40,15 +50,19 @@ static void problem(struct ck *c, uint32_t pgno, const char *fmt, ...)
 	char what[256];
 	va_list ap;
 
+	char tab[UT_TABLE_NAME_MAX + 16] = "";
+
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (c->table)
+		snprintf(tab, sizeof(tab), "table \"%s\": ", c->table);
 	if (!c->first[0])
-		snprintf(c->first, sizeof(c->first), "%s: page %u: %s",
-			 ut_pager_path(c->p), pgno, what);
+		snprintf(c->first, sizeof(c->first), "%s: page %u: %s%s",
+			 ut_pager_path(c->p), pgno, tab, what);
 	c->r->invariant_errors++;
 	if (c->out)
-		fprintf(c->out, "page %u: %s\n", pgno, what);
+		fprintf(c->out, "page %u: %s%s\n", pgno, tab, what);
 }
 
 static int keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
@@ -74,7 +88,38 @@ static int visit(struct ck *c, uint32_t pgno, uint32_t from, const char *what)
 		return 0;
 	}
 	c->seen[pgno] = 1;
+	c->visited++;
 	return 1;
+}
+
+/* A catalog leaf cell: kept for the tables' walk after the catalog's. */
+static int collect(struct ck *c, uint32_t pgno, const uint8_t *k, size_t kl,
+		   const uint8_t *v, size_t vl)
+{
+	struct catcell *e;
+
+	if (kl > UT_TABLE_NAME_MAX || memchr(k, 0, kl)) {
+		problem(c, pgno, "catalog: a table name of %zu bytes%s", kl,
+			kl > UT_TABLE_NAME_MAX ? "" : " holding a NUL byte");
+		return UT_OK;
+	}
+	if (c->ncat == c->capcat) {
+		size_t n = c->capcat ? 2 * c->capcat : 16;
+		struct catcell *nc = realloc(c->cat, n * sizeof(*nc));
+
+		if (!nc)
+			return UT_ENOMEM;
+		c->cat = nc;
+		c->capcat = n;
+	}
+	e = &c->cat[c->ncat++];
+	memcpy(e->name, k, kl);
+	e->name[kl] = 0;
+	e->nlen = kl;
+	e->vlen = vl;
+	memcpy(e->v, v, vl < sizeof(e->v) ? vl : sizeof(e->v));
+	e->pgno = pgno;
+	return UT_OK;
 }
 
 /* Get a page; a checksum failure is counted, not fatal to the check. */
@@ -204,7 +249,15 @@ static int walk(struct ck *c, uint32_t pgno, uint32_t from, int depth,
 					"value %u, cell %u)", i, kl, vlen, len);
 				goto out;
 			}
-			c->r->keys++;
+			if (c->catalog) {
+				if (ovfl)
+					problem(c, pgno, "catalog: an entry in "
+						"overflow pages");
+				else if ((rc = collect(c, pgno, k, kl, k + kl, vlen)))
+					goto out;
+			} else {
+				c->r->keys++;
+			}
 			if (ovfl && (rc = check_ovfl(c, pgno, ut_ld32(k + kl), vlen)))
 				goto out;
 		} else {
@@ -314,6 +367,47 @@ out:
 	return rc;
 }
 
+/* The catalog's tree, then every table's: its entry decoded, its tree
+ * walked (with its own leaf depth), its keys and pages as counted. */
+static int check_tables(struct ck *c)
+{
+	uint32_t root = ut_pager_catalog_root(c->p);
+	int rc;
+
+	if (!root)
+		return UT_OK;
+	c->catalog = 1;
+	c->leaf_depth = 0;
+	rc = walk(c, root, 0, 1, NULL, 0, NULL, 0);
+	c->catalog = 0;
+	for (size_t i = 0; !rc && i < c->ncat; i++) {
+		struct catcell *e = &c->cat[i];
+		uint64_t keys = c->r->keys, pages = c->visited;
+		ut_catent ent;
+
+		c->table = e->name;
+		if (ut_cat_decode(e->v, e->vlen, e->name, e->nlen,
+				  ut_pager_path(c->p), &ent)) {
+			problem(c, e->pgno, "catalog entry: %s", ut_errdetail());
+			continue;
+		}
+		c->leaf_depth = 0;
+		rc = walk(c, ent.root, e->pgno, 1, NULL, 0, NULL, 0);
+		keys = c->r->keys - keys;
+		pages = c->visited - pages;
+		if (!rc && keys != ent.keys)
+			problem(c, e->pgno, "the catalog counts %llu keys, the "
+				"tree holds %llu", (unsigned long long)ent.keys,
+				(unsigned long long)keys);
+		if (!rc && pages != ent.pages)
+			problem(c, e->pgno, "the catalog counts %llu pages, the "
+				"tree has %llu", (unsigned long long)ent.pages,
+				(unsigned long long)pages);
+	}
+	c->table = NULL;
+	return rc;
+}
+
 int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 {
 	struct ck c = { .p = p, .out = out, .r = r };
@@ -327,6 +421,9 @@ int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 		return UT_ENOMEM;
 	r->pages_checked = 1; /* page 0, verified at open */
 	rc = walk(&c, ut_pager_root(p), 0, 1, NULL, 0, NULL, 0);
+	r->depth = (uint32_t)c.leaf_depth; /* the default table's */
+	if (!rc)
+		rc = check_tables(&c);
 	if (!rc)
 		rc = check_free(&c);
 	uint32_t unreached = 0, bad = 0;
@@ -345,8 +442,8 @@ int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 	}
 	if (!rc)
 		rc = check_disk(&c);
-	r->depth = (uint32_t)c.leaf_depth;
 	free(c.seen);
+	free(c.cat);
 	if (rc)
 		return rc;
 	if (!r->bad_checksums && !r->invariant_errors)

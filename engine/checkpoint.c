@@ -36,7 +36,7 @@ static void ckpt_request(ut_pager *p)
 	memcpy(h, p->meta->cur->pg.data, UT_PAGE_SIZE);
 	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
-			    ut_ld32(p->hdr_disk + UT_META_VERSION) != UT_FORMAT_VERSION ||
+			    ut_ld32(p->hdr_disk + UT_META_VERSION) != ut_meta_format(h) ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
 			    ut_ld32(h + UT_META_CLEAN) != clean;
@@ -44,8 +44,9 @@ static void ckpt_request(ut_pager *p)
 	ut_st64(h + UT_META_MAXLSN, redo);
 	ut_st32(h + UT_META_MODE, mode);
 	ut_st32(h + UT_META_CLEAN, clean);
-	/* a format-1 header becomes format 2 (the bound is set at the end) */
-	ut_st32(h + UT_META_VERSION, UT_FORMAT_VERSION);
+	/* a format-1 header becomes format 2 (the bound is set at the end),
+	 * or 3 with a catalog (pager.h) */
+	ut_st32(h + UT_META_VERSION, ut_meta_format(h));
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
 	p->ckpt_pending = 1;

@@ -69,21 +69,58 @@ int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags)
 void pager_note_fatal(ut_pager *p, int rc)
 {
 	if (!fatal_now(p)) {
-		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s",
-			 ut_errdetail());
+		pager_record_fatal(p, rc);
 		p->pager_fatal_rc = pthread_equal(pthread_self(), p->cleaner) &&
 			      p->cleaner_running ? rc : 0;
 	}
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
+	pager_wake_all(p);
 }
 
-/* The error that made the handle fatal, once; p->mu held (the cleaner sets
- * it under the mutex). */
+/* The handle just became fatal: wake every thread that waits on the pager
+ * (for a frame or a checkpoint: done_cv; a page load: load_cv; the
+ * cleaner: work_cv), each of which looks at fatal_now when it wakes.
+ * Whoever sets fatal calls this with p->mu held, so no waiter can check
+ * fatal_now before the store and sleep after the broadcast. */
+void pager_wake_all(ut_pager *p)
+{
+	pthread_cond_broadcast(&p->done_cv);
+	pthread_cond_broadcast(&p->load_cv);
+	pthread_cond_broadcast(&p->work_cv);
+}
+
+/* The handle is about to go fatal (first time only, p->mu held): keep
+ * why -- the calling thread's detail of the failure (rc), which every
+ * later UT_EFATAL repeats. */
+void pager_record_fatal(ut_pager *p, int rc)
+{
+	const char *d = ut_errdetail();
+
+	if (d && d[0])
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s", d);
+	else
+		snprintf(p->fatal_detail, sizeof(p->fatal_detail), "%s: %s",
+			 p->path, ut_strerror(rc));
+}
+
+/* ut_errdetail for a UT_EFATAL: the handle refuses, and why.  p->mu held,
+ * or poisoned seen set (fatal_detail no longer changes). */
+void pager_fatal_errdetail(ut_pager *p)
+{
+	ut_set_errdetail("%s: the handle refuses further use until reopened: "
+			 "it failed earlier: %s", p->path,
+			 p->fatal_detail[0] ? p->fatal_detail : "cause unknown");
+}
+
+/* The error that made the handle fatal, once (with its own detail), then
+ * UT_EFATAL; p->mu held (the cleaner sets it under the mutex). */
 int pager_fatal_rc(ut_pager *p)
 {
 	int rc = p->pager_fatal_rc ? p->pager_fatal_rc : UT_EFATAL;
 
-	if (p->fatal_detail[0])
+	if (rc == UT_EFATAL)
+		pager_fatal_errdetail(p);
+	else if (p->fatal_detail[0])
 		ut_set_errdetail("%s", p->fatal_detail);
 	p->pager_fatal_rc = 0;
 	return rc;
@@ -97,8 +134,10 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	uint64_t maxlsn = 0;
 	int rc;
 
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if ((rc = ensure_fpages(p, n)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -272,8 +311,13 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		let_commit_first(p);
 		pthread_mutex_lock(&p->mu);
 	}
-	if (fatal_now(p))
+	if (fatal_now(p)) {
+		/* a round all the same: whoever waits for one looks again,
+		 * and sees the handle fatal */
+		p->batches++;
+		pthread_cond_broadcast(&p->done_cv);
 		return pager_fatal_rc(p);
+	}
 	if ((rc = snap_alloc(p)))
 		return rc;
 	n = pick_batch(p, ckpt_only, flags, drop_lock ? p->pace.pages : CLEAN_BATCH);
@@ -347,11 +391,22 @@ static size_t count_dirty(const ut_pager *p)
 	return n;
 }
 
+/* A thread waits for a batch the cleaner has not yet ended. */
+static int batch_owed(const ut_pager *p)
+{
+	return p->clean_want > p->batches;
+}
+
+/* Work the cleaner sleeps until: a waiter's batch, a checkpoint, dirty
+ * frames past the mark.  Each is signalled on work_cv by whoever makes it
+ * so (pager_make_clean, the checkpoint's start, a commit's end), under
+ * p->mu, so none is missed.  Once fatal nothing is to be written, and
+ * every waiter was woken by pager_wake_all (each looks at fatal_now). */
 static int cleaner_has_work(const ut_pager *p)
 {
-	if (fatal_now(p) || p->cleaner_stop)
+	if (p->cleaner_stop || fatal_now(p))
 		return 0;
-	return p->waiters || p->ckpt_pending ||
+	return batch_owed(p) || p->ckpt_pending ||
 	       p->ndirty_est > pager_dirty_high(p);
 }
 
@@ -364,7 +419,7 @@ static int cleaner_has_work(const ut_pager *p)
 static void cleaner_step(ut_pager *p)
 {
 	size_t n, dirty = count_dirty(p);
-	int pressed = p->waiters || dirty > pager_dirty_high(p);
+	int pressed = batch_owed(p) || dirty > pager_dirty_high(p);
 
 	p->ndirty_est = dirty;
 	if (p->ckpt_pending) {
@@ -375,7 +430,9 @@ static void cleaner_step(ut_pager *p)
 		return;
 	}
 	if (pressed && pager_clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
-		/* nothing flushable: let waiters look again */
+		/* nothing flushable: the round the waiters asked for, so
+		 * they look again (and, finding nothing a write frees, take
+		 * a frame past the bound: pool.c) */
 		p->batches++;
 		p->ndirty_est = 0;
 		pthread_cond_broadcast(&p->done_cv);
@@ -437,21 +494,35 @@ void pager_stop_cleaner(ut_pager *p)
 }
 
 /* No frame is clean and evictable: have some written.  With the cleaner
- * thread, wait for its next batch (the pool mutex is released meanwhile);
- * inline, write a batch here.  p->mu held. */
+ * thread, ask for its next batch -- one that ends after now, so the one
+ * in flight (its pages were picked before) will do -- and wait for it
+ * (the pool mutex is released meanwhile); inline, write a batch here.
+ * The caller looks again afterwards, and asks again if need be.
+ * p->mu held. */
 int pager_make_clean(ut_pager *p)
 {
 	size_t n;
+	int rc;
 
+	/* Redo writes pages only once recovery knows it will not refuse:
+	 * a refused recovery changes no file. */
+	if (p->recovering && p->redo_gate && !p->redo_decided) {
+		if ((rc = p->redo_gate(p->redo_gate_ctx)))
+			return rc;
+		p->redo_decided = 1;
+	}
+
+	if (fatal_now(p))
+		return pager_fatal_rc(p); /* no write will free a frame */
 	if (pager_cleaner_usable(p)) {
 		uint64_t b = p->batches;
 
-		p->waiters++;
+		if (p->clean_want < b + 1)
+			p->clean_want = b + 1;
 		p->frame_waits++;
 		pthread_cond_signal(&p->work_cv);
 		while (p->batches == b && !fatal_now(p))
 			pthread_cond_wait(&p->done_cv, &p->mu);
-		p->waiters--;
 		return fatal_now(p) ? pager_fatal_rc(p) : UT_OK;
 	}
 	return pager_clean_batch(p, 0, 0, &n);

@@ -143,7 +143,7 @@ int ut_flush_sync_data(ut_flusher *fl, ut_file *data)
 	rc = ut_file_sync(data);
 	if (rc)
 		return rc;
-	fl->ctr->syncs++;
+	ut_ctr_add(&fl->ctr->syncs, 1);
 	fl->unsynced = 0;
 	return UT_OK;
 }
@@ -168,7 +168,7 @@ int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
 		rc = ut_file_write_batch(data, w, k, wflags);
 		if (rc)
 			return rc;
-		fl->ctr->page_writes += k;
+		ut_ctr_add(&fl->ctr->page_writes, k);
 	}
 	if (flags & UT_FLUSH_DURABLE)
 		return ut_flush_sync_data(fl, data);

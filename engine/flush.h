@@ -52,6 +52,15 @@ typedef struct ut_io_counters {
 				  * (not in ut_stats) */
 } ut_io_counters;
 
+/* The counters are bumped by whoever does the I/O (the page cleaner under
+ * its flush lock, readers and the writer under the pool mutex) and copied
+ * for ut_stats by any thread holding neither: relaxed atomics, each field
+ * on its own (a copy is not a snapshot across fields). */
+static inline void ut_ctr_add(uint64_t *c, uint64_t n)
+{
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
 typedef struct ut_flush_page {
 	uint32_t pgno;   /* written at offset pgno * UT_PAGE_SIZE */
 	const void *buf; /* UT_PAGE_SIZE bytes, UT_IO_ALIGN-aligned, sealed */

@@ -108,7 +108,7 @@ static int raise_floor(ut_flusher *fl)
 		rc = ut_file_sync(st->dw);
 	if (rc)
 		return rc;
-	fl->ctr->syncs++;
+	ut_ctr_add(&fl->ctr->syncs, 1);
 	st->above_floor = 0;
 	return UT_OK;
 }
@@ -403,9 +403,9 @@ static int dw_recover(ut_flusher *fl, ut_file *data)
 	ut_dw_recovery r;
 	int rc = ut_dw_recover(data, st->dw, fl->path, &r);
 
-	fl->ctr->torn_repaired += r.repaired;
+	ut_ctr_add(&fl->ctr->torn_repaired, r.repaired);
 	if (r.repaired)
-		fl->ctr->syncs++;
+		ut_ctr_add(&fl->ctr->syncs, 1);
 	if (r.max_batch >= st->next_batch)
 		st->next_batch = r.max_batch + 1;
 	if (r.floor > st->next_batch)
@@ -460,8 +460,8 @@ static int dw_write_pages(ut_flusher *fl, ut_file *data,
 			rc = ut_file_sync(st->dw);
 		if (rc)
 			return rc;
-		fl->ctr->dw_page_writes += k;
-		fl->ctr->syncs++;
+		ut_ctr_add(&fl->ctr->dw_page_writes, k);
+		ut_ctr_add(&fl->ctr->syncs, 1);
 		st->above_floor = 1;
 		/* From here until the data sync, a crash may tear these pages
 		 * in place; their copies are durable. */

@@ -21,8 +21,8 @@ static int unsafe_write_pages(ut_flusher *fl, ut_file *data,
 				       UT_WRITE_DSYNC);
 		if (rc)
 			return rc;
-		fl->ctr->page_writes++;
-		fl->ctr->syncs++;
+		ut_ctr_add(&fl->ctr->page_writes, 1);
+		ut_ctr_add(&fl->ctr->syncs, 1);
 	}
 	return UT_OK;
 }

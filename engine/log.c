@@ -246,21 +246,31 @@ static int apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
 	return ut_pager_redo(ctx, lsn, d->pgno, d->offset, d->len, d->data);
 }
 
+/* Redo's gate: the log's verdict on its own end (called by the pager from
+ * inside apply, so inside ut_wal_recover). */
+static int redo_gate(void *ctx)
+{
+	return ut_wal_recover_decide(ctx);
+}
+
 int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,
 		   ut_wal_recovery_info *info)
 {
-	int rc = ut_pager_redo_begin(p), end;
+	int rc, end;
 
-	if (rc)
-		return rc;
+	ut_pager_set_redo_gate(p, redo_gate, lg->wal);
+	if ((rc = ut_pager_redo_begin(p)))
+		goto out;
 	ut_wal_set_prefetch(lg->wal, ut_pager_redo_hint, p);
 	rc = ut_wal_recover(lg->wal, redo_lsn, apply, p, info);
 	ut_wal_set_prefetch(lg->wal, NULL, NULL);
 	end = ut_pager_redo_end(p); /* checks the last transaction's pages */
 	if (rc || (rc = end))
-		return rc;
+		goto out;
 	ut_pager_set_lsn(p, ut_wal_next_lsn(lg->wal));
-	return UT_OK;
+out:
+	ut_pager_set_redo_gate(p, NULL, NULL);
+	return rc;
 }
 
 const ut_log_hooks *ut_log_hooks_of(ut_log *lg) { return &lg->hooks; }

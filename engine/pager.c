@@ -23,9 +23,14 @@ ut_vfs *ut_pager_vfs(ut_pager *p) { return p->vfs; }
 ut_io_counters *ut_pager_counters(ut_pager *p) { return &p->ctr; }
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out)
 {
-	pthread_mutex_lock(&p->mu);
-	*out = p->ctr;
-	pthread_mutex_unlock(&p->mu);
+	/* every field a uint64_t bumped by ut_ctr_add (flush.h) */
+	_Static_assert(sizeof(ut_io_counters) % sizeof(uint64_t) == 0,
+		       "ut_io_counters holds uint64_t fields only");
+	const uint64_t *src = (const uint64_t *)&p->ctr;
+	uint64_t *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 int ut_pager_protect(ut_pager *p)
 {
@@ -45,9 +50,12 @@ void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
 void ut_pager_set_fatal(ut_pager *p, int poison_reads)
 {
 	pthread_mutex_lock(&p->mu);
+	if (!fatal_now(p))
+		pager_record_fatal(p, UT_EFATAL); /* the caller's failure */
 	__atomic_store_n(&p->fatal, UT_EFATAL, __ATOMIC_RELEASE);
 	if (poison_reads)
 		__atomic_store_n(&p->poisoned, 1, __ATOMIC_RELEASE);
+	pager_wake_all(p);
 	pthread_mutex_unlock(&p->mu);
 }
 int ut_pager_poisoned(ut_pager *p)
@@ -77,14 +85,23 @@ static void pager_free_all(ut_pager *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
-	while (p->vhead)
-		pager_kept_pop(p);
+	if (p->vbuckets)
+		pager_kept_free_all(p);
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
 		free(p->frames[i]->cur);
 		free(p->frames[i]);
 	}
+	while (p->vfree) {
+		struct pver *v = p->vfree;
+
+		p->vfree = v->qnext;
+		free(v);
+	}
+	while (p->nvstash)
+		free(p->vstash[--p->nvstash]);
+	free(p->nvbuf);
 	for (size_t i = 0; i < p->nslabs; i++)
 		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
 	free(p->slabs);
@@ -143,7 +160,7 @@ static void init_meta(uint8_t *m, int mode)
 {
 	ut_page_init(m, 0, UT_PT_META);
 	memcpy(m + UT_META_MAGIC, UT_MAGIC, 8);
-	ut_st32(m + UT_META_VERSION, UT_FORMAT_VERSION);
+	ut_st32(m + UT_META_VERSION, UT_FORMAT_NO_TABLES);
 	ut_st32(m + UT_META_PAGESIZE, UT_PAGE_SIZE);
 	ut_st32(m + UT_META_ROOT, 1);
 	ut_st32(m + UT_META_FREEHEAD, 0);
@@ -292,9 +309,11 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 				 p->path, pc, (unsigned long long)(size / UT_PAGE_SIZE));
 		return UT_ECORRUPT;
 	}
-	if (pc < 2 || root == 0 || root >= pc || fh >= pc) {
+	if (pc < 2 || root == 0 || root >= pc || fh >= pc ||
+	    ut_ld32(m + UT_META_CATROOT) >= pc) {
 		ut_set_errdetail("%s: page 0: inconsistent header (pages %u, root %u, "
-				 "free head %u)", p->path, pc, root, fh);
+				 "free head %u, catalog root %u)", p->path, pc,
+				 root, fh, ut_ld32(m + UT_META_CATROOT));
 		return UT_ECORRUPT;
 	}
 	return UT_OK;
@@ -372,7 +391,7 @@ static int open_readonly(ut_pager *p, const ut_pager_config *cfg,
 	}
 	if ((rc = check_meta(p, mf->pg.data, size))) {
 		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
+			ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		goto fail;
 	}
 	p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
@@ -403,7 +422,13 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	int rc;
 
 	*out = NULL;
-	p = calloc(1, sizeof(*p));
+	/* over-aligned (its lock stripes sit on cache lines of their own):
+	 * calloc promises only max_align_t */
+	p = aligned_alloc(_Alignof(ut_pager),
+			  (sizeof(*p) + _Alignof(ut_pager) - 1) /
+				  _Alignof(ut_pager) * _Alignof(ut_pager));
+	if (p)
+		memset(p, 0, sizeof(*p));
 	if (!p || !(p->path = strdup(path))) {
 		free(p);
 		return UT_ENOMEM;
@@ -506,7 +531,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		if (rc == UT_OK) {
 			rc = ut_dw_recover(p->file, dw, path, &r);
 			ut_file_close(dw);
-			p->ctr.torn_repaired += r.repaired;
+			ut_ctr_add(&p->ctr.torn_repaired, r.repaired);
 		}
 		if (rc)
 			goto fail;
@@ -612,7 +637,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		rc = check_meta(p, mf->pg.data, size);
 		if (rc) {
 			if (rc == UT_ECORRUPT)
-				p->ctr.corrupt_pages++;
+				ut_ctr_add(&p->ctr.corrupt_pages, 1);
 			goto fail;
 		}
 	}

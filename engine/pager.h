@@ -28,7 +28,10 @@
  *    taken under the pool mutex, so the pool is never locked during page
  *    I/O and the writer may change a page while its copy is written (the
  *    frame then stays dirty).  A thread that needs a frame when every
- *    candidate is dirty waits for the cleaner's next batch.  With
+ *    candidate is dirty waits for the cleaner's next batch (one batch per
+ *    wait: the cleaner sleeps when it owes nobody one and has nothing
+ *    past its mark); when every dirty frame is pinned (a reader's pin
+ *    too), a write would free none: it takes a frame past the bound.  With
  *    cfg->inline_flush there is no thread: the thread that needs a frame
  *    writes a batch itself (deterministic I/O order, for tests).  A
  *    cleaner write that fails makes the handle fatal; waiters get its
@@ -42,11 +45,13 @@
  *    and the log's pre-image.  ut_pager_rollback drops the copies, so abort
  *    leaves no trace.  Commit publishes every copy as its page's new cur at
  *    once (under the pool mutex); a replaced version is kept, tagged with
- *    the commit LSN that replaced it, while any snapshot older than that
- *    commit lives (bounded by cfg->snapshot_bytes; beyond it the oldest are
- *    dropped and a snapshot that then needs one gets UT_ESNAPSHOT), and
- *    freed once none does and no reader pins it.  Old versions never reach
- *    the data file or the log.
+ *    the commit LSN that replaced it, exactly while a live snapshot sees it
+ *    (one begun after the version's commit and before the one that
+ *    replaced it; version.c), bounded by cfg->snapshot_bytes: beyond it the
+ *    versions only the oldest snapshots see are dropped, and a snapshot that
+ *    then needs one gets UT_ESNAPSHOT.  A version is freed once no snapshot
+ *    sees it and no reader pins it.  Old versions never reach the data file
+ *    or the log.
  *  - Commit: ut_pager_commit hands the transaction's pages (pgno, pre-image
  *    or NULL for a page new to the file, post-image) to hooks.log_commit,
  *    which appends them to the log (not necessarily durably: the caller
@@ -78,7 +83,9 @@
  *    page's LSN as read from the data file < lsn; a page beyond the end of
  *    the file or all zeroes is a new page, LSN 0), ut_pager_redo_end, then a
  *    checkpoint.  During redo the WAL rule is off: the log being replayed is
- *    already durable.
+ *    already durable.  Redo writes no page (an eviction that needs one)
+ *    before its gate (ut_pager_set_redo_gate) said recovery will accept
+ *    the log's end: a refused recovery changes no file.
  *  - WAL rule: before any dirty page whose LSN > durable LSN is written,
  *    hooks.log_flush_to(lsn) is called.
  *  - Page 0 is the database header (UT_PT_META); its fields live in the
@@ -106,8 +113,21 @@
  *   88 u64 page-write bound B (format 2): no page in the data file or
  *          the -dw file carries a larger LSN; UT_BOUND_UNKNOWN after
  *          lazy (sync=0) writes, whose LSNs the log may not hold.
- * The fields from 64 on are written only by checkpoints and bound raises,
- * outside transactions, so they never appear in the log.
+ *   96 u32 catalog root (format 3): the root page of the B+tree of named
+ *          tables (catalog.h); 0 = no table was ever created
+ *  100 u32 reserved, 0
+ *  104 u64 the id the next created table gets (format 3)
+ * The fields from 64 to 95 are written only by checkpoints and bound
+ * raises, outside transactions, so they never appear in the log; the
+ * fields from 96 on change in transactions, like the root, and are
+ * logged and recovered like it.
+ *
+ * Format 3 = format 2 with named tables: the header's version says 3 once
+ * a catalog root is set (the first ut_table_open with UT_CREATE commits
+ * it), and 2 while it is 0, so a database without tables stays readable
+ * by builds of format 2; those refuse format 3 (UT_EVERSION) rather than
+ * see the catalog's pages as leaked.  ut_meta_format says which a header
+ * image is written as (checkpoints, bound raises, backups).
  *
  * Page-write bound (bound.c): B is made durable before any page write it
  * must cover is issued, and B is a commit LSN the log was durable to when
@@ -125,12 +145,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "flush.h"
 #include "page.h"
 #include "ut_io.h"
 
-#define UT_FORMAT_VERSION 2u
+#define UT_FORMAT_VERSION 3u    /* the newest format read: named tables */
+#define UT_FORMAT_NO_TABLES 2u  /* a header without a catalog is written as 2 */
 #define UT_FORMAT_VERSION_MIN 1u /* format 1: no page-write bound */
 #define UT_BOUND_UNKNOWN UINT64_MAX
 #define UT_MAGIC "untornDB"
@@ -155,6 +177,17 @@
 #define UT_META_MODE 80
 #define UT_META_CLEAN 84
 #define UT_META_PAGEBOUND 88
+#define UT_META_CATROOT 96
+#define UT_META_TABLEID 104
+
+/* The format a header image m is written as: 3 with a catalog, else 2. */
+static inline uint32_t ut_meta_format(const uint8_t *m)
+{
+	uint32_t root;
+
+	memcpy(&root, m + UT_META_CATROOT, 4);
+	return root ? UT_FORMAT_VERSION : UT_FORMAT_NO_TABLES;
+}
 
 /* ---- log hooks: where the write-ahead log plugs in ------------------- */
 
@@ -192,6 +225,7 @@ typedef struct ut_log_hooks {
 /* ---- pager ----------------------------------------------------------- */
 
 typedef struct ut_pager ut_pager;
+struct pver; /* a committed page version (pager_int.h) */
 
 /* A pinned page in the pool.  data is UT_PAGE_SIZE bytes; it may be changed
  * only after ut_pager_write (or when the page came from ut_pager_alloc). */
@@ -208,8 +242,12 @@ typedef struct ut_pg {
 typedef struct ut_snap {
 	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
 	uint32_t root, npages; /* the header's root and page count then */
+	uint32_t catroot;      /* and its catalog root (0: no tables) */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
 	struct ut_snap *prev, *next;
+	/* The replaced versions this snapshot is the youngest live one to
+	 * see (pool mutex; version.c). */
+	struct pver *kept, *kept_tail;
 	/* Interior pages this snapshot read, pinned (by page number modulo
 	 * UT_SNAP_MEMO): the version a snapshot sees never changes, so they
 	 * are found again without the pool mutex. */
@@ -280,6 +318,11 @@ int ut_pager_write(ut_pager *p, ut_pg *pg);
  * page new to the file in this transaction has no pre-image and is logged
  * whole: *touched is then NULL (page.h: nothing to record). */
 int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched);
+/* The same as ut_pager_write for a caller that will rewrite every byte
+ * of the page (ut_page_init first): its old content is not copied, so
+ * read it before (pg->data) if needed.  Debug builds fill the page with
+ * 0xa5 meanwhile. */
+int ut_pager_write_whole(ut_pager *p, ut_pg *pg);
 /* A fresh writable page (from the free list, else at the file's end),
  * initialised with ut_page_init(type), pinned. */
 int ut_pager_alloc(ut_pager *p, int type, ut_pg **out);
@@ -289,6 +332,15 @@ int ut_pager_free(ut_pager *p, ut_pg *pg);
 /* Header fields (page 0, through the pool). */
 uint32_t ut_pager_root(ut_pager *p);
 int ut_pager_set_root(ut_pager *p, uint32_t root);
+/* The catalog's root (0: none yet) and setting it, in the write
+ * transaction; a non-zero root makes the header format 3. */
+uint32_t ut_pager_catalog_root(ut_pager *p);
+int ut_pager_set_catalog_root(ut_pager *p, uint32_t root);
+/* A new table's id, above the header's counter and above floor (the
+ * handle's last id: an aborted create's id rolls back with the header,
+ * but a handle given out for it must not come to name another table);
+ * the counter is raised in the transaction. */
+int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id);
 uint32_t ut_pager_page_count(ut_pager *p);
 uint32_t ut_pager_free_count(ut_pager *p);
 
@@ -321,7 +373,8 @@ void ut_pager_cleaner_stats(ut_pager *p, uint64_t *batches, uint64_t *checkpoint
 const char *ut_pager_path(ut_pager *p);
 ut_vfs *ut_pager_vfs(ut_pager *p);
 ut_io_counters *ut_pager_counters(ut_pager *p);
-/* A consistent copy of the counters (takes the pool mutex). */
+/* A copy of the counters, from any thread, without a lock (each field
+ * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
@@ -331,7 +384,9 @@ size_t ut_pager_pinned(ut_pager *p);
 /* UT_EFATAL once a page write failed; writes are refused afterwards. */
 int ut_pager_fatal(ut_pager *p);
 /* Make the handle refuse writes (UT_EFATAL); with poison_reads also reads
- * (ut_pager_get), because the cache may hold changes whose commit failed. */
+ * (ut_pager_get), because the cache may hold changes whose commit failed.
+ * The calling thread's ut_errdetail (the failure) is kept, the first
+ * time: every later UT_EFATAL's detail says the handle failed, and why. */
 void ut_pager_set_fatal(ut_pager *p, int poison_reads);
 int ut_pager_poisoned(ut_pager *p);
 /* 1 when this open initialised an empty data file (a new database; stale
@@ -381,6 +436,10 @@ int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
 int ut_pager_redo_end(ut_pager *p);
+/* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
+ * not refuse, else its code, which the redo call that needed the write
+ * returns.  NULL: no gate.  Call before ut_pager_redo_begin. */
+void ut_pager_set_redo_gate(ut_pager *p, int (*gate)(void *ctx), void *ctx);
 /* During redo: the log will change page pgno (ctx: the pager), so the
  * page may be read ahead (ut_wal_set_prefetch's hint). */
 void ut_pager_redo_hint(void *ctx, uint32_t pgno);

@@ -37,11 +37,19 @@
  * memory within cache_bytes + 32 MiB for ordinary transactions without
  * shrinking the cache for them. */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
+/* Shadows (struct frame) at most: 8 MiB, first in first out, so the pages
+ * every commit changes (root, interior pages, page 0) keep theirs. */
+#define SHADOW_MAX 512u
+/* Version objects kept for reuse (p->vfree), and in the writer's stash. */
+#define VFREE_MAX 4096u
+#define VSTASH 256u
+/* Buffers waiting for MADV_DONTNEED outside p->mu (pool.c). */
+#define ADVISE_MAX 64u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
- * lock.  It is owned by its frame while current, then by the version
- * store while a snapshot may need it, and freed when neither owns it and no
+ * lock.  It is owned by its frame while current, then by the youngest live
+ * snapshot that sees it (version.c), and freed when neither owns it and no
  * reader pins it. */
 struct pver {
 	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
@@ -51,7 +59,8 @@ struct pver {
 	uint32_t refs;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
-	struct pver *qnext; /* kept: retirement order (until ascending) */
+	struct pver **hpprev; /* kept: what points at it in that chain */
+	struct pver *qnext; /* kept: next in its owner snapshot's list */
 };
 
 /* Readers pinning v, which its owner holds. */
@@ -68,6 +77,13 @@ struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
 	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
+	/* The writer's next private copy, made ahead (journal.c): a buffer
+	 * holding an earlier image of the page, equal to cur's data but in
+	 * the blocks of shadow_stale; NULL: none.  Only the writer uses it,
+	 * under p->mu. */
+	uint8_t *shadow;
+	uint64_t shadow_stale;
+	size_t shadow_slot; /* its place in p->shadows */
 	struct frame *hnext;
 	uint32_t pin; /* the writer's pins; atomic: released without p->mu
 		       * (taken under it, so an evictor under p->mu sees at
@@ -121,6 +137,24 @@ struct ut_pager {
 	void **slabs;
 	size_t nslabs;
 	size_t preout; /* pre-images held by the transaction */
+	/* Frames holding a shadow, a ring in the order they got it (NULL:
+	 * a slot given up); nshadow of them live. */
+	struct frame *shadows[SHADOW_MAX];
+	size_t shadow_hand, nshadow;
+	/* Spare version objects: vfree (a list through qnext, p->mu), and
+	 * the writer's stash, refilled from it at the end of each
+	 * transaction, so a commit allocates its versions without a lock
+	 * and without malloc.  nvbuf: the commit's array of them. */
+	struct pver *vfree;
+	size_t nvfree;
+	struct pver *vstash[VSTASH];
+	size_t nvstash;
+	struct pver **nvbuf;
+	size_t capnvbuf;
+	/* Buffers to give back to the kernel once p->mu is let go, before
+	 * they join the pool (pool.c, pager_advise_drain). */
+	uint8_t *advise[ADVISE_MAX];
+	size_t nadvise;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -150,7 +184,12 @@ struct ut_pager {
 	pthread_mutex_t flush_mu;
 	pthread_cond_t work_cv;  /* the cleaner waits here for work */
 	pthread_cond_t done_cv;  /* frame and checkpoint waiters wait here */
-	unsigned waiters;        /* threads waiting for a clean frame */
+	/* A thread waiting for a clean frame waits for the batch that brings
+	 * batches to this count; the cleaner owes waiters a batch only while
+	 * batches is below it.  (Not "while anyone waits": a woken waiter
+	 * that has not yet run would have it run empty batches back to back,
+	 * issue 31's busy loop.) */
+	uint64_t clean_want;
 	size_t ndirty_est;       /* dirty frames, as last counted (+ commits since) */
 	uint8_t *snap;           /* CLEAN_BATCH page snapshots */
 	struct frame *snapf[CLEAN_BATCH];
@@ -160,7 +199,10 @@ struct ut_pager {
 	uint64_t frame_waits;    /* times a thread waited for the cleaner */
 	void (*batch_hook)(void *); /* tests: between copy and write */
 	void *batch_hook_ctx;
-	char fatal_detail[256];  /* why a cleaner write failed */
+	/* Why the handle went fatal (the failing call's detail), written
+	 * once, under p->mu, before fatal and poisoned are set: a reader that
+	 * saw poisoned reads it without the lock. */
+	char fatal_detail[384];
 	/* Checkpoint: requested (header image taken, dirty frames marked
 	 * ckpt), then run by the cleaner or the caller. */
 	int ckpt_pending;
@@ -187,16 +229,19 @@ struct ut_pager {
 	 * against it without a lock.  Meaningful once bound_known. */
 	uint64_t bound_hi;
 	int bound_known;
+	/* Redo's gate (redo.c): asked before redo first writes a page. */
+	int (*redo_gate)(void *ctx);
+	void *redo_gate_ctx;
+	int redo_decided;
 	/* Redo's prefetch (redo.c): pages already hinted, one bit each. */
 	uint8_t *hinted;
 	uint64_t nhinted;
 
-	/* Snapshots (see pager.h): live readers oldest first, and the
-	 * versions kept for them, by page (vbuckets) and in the order they
-	 * were replaced (vhead..vtail). */
+	/* Snapshots (see pager.h): live readers oldest first (so in LSN
+	 * order), each owning the kept versions it is the youngest to see
+	 * (ut_snap.kept), also found by page (vbuckets). */
 	ut_snap *snap_head, *snap_tail;
 	struct pver **vbuckets;
-	struct pver *vhead, *vtail;
 	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
 	uint64_t kept_dropped;   /* versions dropped for the budget */
 	uint64_t lost_below;     /* snapshots older than this lost a version */
@@ -210,9 +255,12 @@ static inline int fatal_now(const ut_pager *p)
 	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
 }
 
+/* Pre-images and shadows beyond PRE_SLACK count against the bound. */
 static inline size_t pre_charged(const ut_pager *p)
 {
-	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+	size_t n = p->preout + p->nshadow;
+
+	return n > PRE_SLACK ? n - PRE_SLACK : 0;
 }
 
 static inline uint32_t meta32(ut_pager *p, int off)
@@ -230,6 +278,9 @@ struct frame *pager_hfind(ut_pager *p, uint32_t pgno);
 void pager_hinsert(ut_pager *p, struct frame *f);
 uint8_t *pager_buf_get(ut_pager *p);
 void pager_buf_put(ut_pager *p, uint8_t *b);
+/* Buffers pager_buf_put set aside are given back to the kernel, without
+ * p->mu, and join the pool.  Called without p->mu. */
+void pager_advise_drain(ut_pager *p);
 struct frame *pager_new_frame(ut_pager *p);
 /* UT_EBUSY, and f stays, if a reader pinned f's version meanwhile. */
 int pager_frame_forget(ut_pager *p, struct frame *f);
@@ -241,14 +292,24 @@ void pager_shrink(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
-void pager_kept_pop(ut_pager *p);
+/* A spare version object if one is at hand, else a new one.  p->mu held. */
+struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno);
+/* v (no longer referenced) kept for reuse, or freed.  p->mu held. */
+void pager_pver_free(ut_pager *p, struct pver *v);
+/* Every kept version goes (close). */
+void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
+/* Does a live snapshot see v, a version being replaced?  p->mu held. */
+int pager_snap_sees(const ut_pager *p, const struct pver *v);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
 /* cleaner.c */
 int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);
 void pager_note_fatal(ut_pager *p, int rc);
+void pager_wake_all(ut_pager *p);
 int pager_fatal_rc(ut_pager *p);
+void pager_record_fatal(ut_pager *p, int rc);
+void pager_fatal_errdetail(ut_pager *p);
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
 size_t pager_dirty_high(const ut_pager *p);
 int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);
@@ -269,6 +330,9 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock);
 
 /* journal.c */
 int pager_tx_add(ut_pager *p, struct frame *f);
+/* f's shadow, if any, goes back to the pool (f leaves the pool, or its
+ * page is no longer the one the shadow was of).  p->mu held. */
+void pager_shadow_drop(ut_pager *p, struct frame *f);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);

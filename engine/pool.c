@@ -31,9 +31,13 @@ static inline size_t hslot(ut_pager *p, uint32_t pgno)
 	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
 }
 
+/* pgno's stripe: its bucket's low bits, which do not depend on the table's
+ * size (at least HSTRIPES buckets), so a reader computes it without
+ * reading nbuckets, which hgrow changes under the stripes it is about to
+ * take. */
 static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
 {
-	return &p->stripes[hslot(p, pgno) & (HSTRIPES - 1)].mu;
+	return &p->stripes[(size_t)(pgno * 2654435761u) & (HSTRIPES - 1)].mu;
 }
 
 /* p->mu or pgno's stripe held. */
@@ -131,8 +135,18 @@ static int pool_push(ut_pager *p, uint8_t *b)
 	return UT_OK;
 }
 
+/* nadvise changes under p->mu, but is read without it (a drain with
+ * nothing to do takes no lock): atomic.  Returns n. */
+static size_t adv_set(ut_pager *p, size_t n)
+{
+	__atomic_store_n(&p->nadvise, n, __ATOMIC_RELAXED);
+	return n;
+}
+
 uint8_t *pager_buf_get(ut_pager *p)
 {
+	if (!p->npool && p->nadvise)
+		return p->advise[adv_set(p, p->nadvise - 1)]; /* still resident */
 	if (!p->npool) {
 		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
 		if (!ns)
@@ -156,14 +170,44 @@ uint8_t *pager_buf_get(ut_pager *p)
 
 void pager_buf_put(ut_pager *p, uint8_t *b)
 {
-	if (pool_push(p, b))
-		return; /* leaks one buffer into its slab until close */
-	if (p->nframes + p->preout + p->nresident <
+	if (p->nframes + p->preout + p->nshadow + p->nresident + p->nadvise <
 	    p->maxframes + PRE_SLACK + POOL_SLACK) {
+		if (pool_push(p, b))
+			return; /* leaks one buffer into its slab until close */
 		p->nresident++;
+	} else if (p->nadvise < ADVISE_MAX) {
+		/* advised once p->mu is let go (a system call, and page
+		 * table work, that would hold up every thread on it) */
+		p->advise[p->nadvise] = b;
+		adv_set(p, p->nadvise + 1);
 	} else {
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
+		if (pool_push(p, b))
+			return;
 	}
+}
+
+void pager_advise_drain(ut_pager *p)
+{
+	uint8_t *b[ADVISE_MAX];
+	size_t n;
+
+	if (!__atomic_load_n(&p->nadvise, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&p->mu);
+	n = p->nadvise;
+	memcpy(b, p->advise, n * sizeof(*b));
+	adv_set(p, 0);
+	pthread_mutex_unlock(&p->mu);
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		madvise(b[i], UT_PAGE_SIZE, MADV_DONTNEED);
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < n; i++)
+		if (pool_push(p, b[i]))
+			break; /* leaks the rest into their slabs until close */
+	pthread_mutex_unlock(&p->mu);
 }
 
 size_t ut_pager_pinned(ut_pager *p)
@@ -239,14 +283,19 @@ static int sweep(ut_pager *p, size_t *vidx)
 	return 0;
 }
 
-/* Could writing pages free a frame?  (A dirty frame that is neither
- * pinned nor in the transaction, maybe being written right now.) */
+/* Could writing pages free a frame?  (A dirty frame that nobody pins --
+ * neither the writer nor a reader, through its version -- and that is
+ * not in the transaction, maybe being written right now.)  A frame a
+ * reader pins stays in the pool however clean it is: waiting for its
+ * write would only have the caller wait, and the cleaner write, for
+ * nothing (issue 31). */
 static int dirty_evictable(const ut_pager *p)
 {
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct frame *f = p->frames[i];
 
-		if (f->valid && f->dirty && !frame_pins(f) && !f->txn && f != p->meta)
+		if (f->valid && f->dirty && !frame_pins(f) && !f->txn &&
+		    f != p->meta && !pver_readers(f->cur))
 			return 1;
 	}
 	return 0;
@@ -272,7 +321,9 @@ int pager_frame_forget(ut_pager *p, struct frame *f)
 	f->valid = 0;
 	f->dirty = 0;
 	f->ckpt = 0;
-	free(v);
+	pager_shadow_drop(p, f);
+	if (v)
+		pager_pver_free(p, v);
 	return UT_OK;
 }
 
@@ -302,7 +353,7 @@ static int get_frame_idx(ut_pager *p, struct frame **out, size_t *idx,
 			continue; /* a reader took it meanwhile */
 		}
 		if (!dirty_evictable(p))
-			return grow(p, out, idx); /* all pinned or in the txn */
+			return grow(p, out, idx); /* all pinned (readers too) or in the txn */
 		if (!may_wait)
 			return UT_EBUSY;
 		if ((rc = pager_make_clean(p)))
@@ -385,14 +436,14 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	pthread_mutex_unlock(&p->mu);
 	rc = read_page(p, pgno, f->pg.data);
 	pthread_mutex_lock(&p->mu);
-	p->ctr.page_reads++;
-	if (rc == UT_OK && !(v = pager_pver_new(f->pg.data, pgno)))
+	ut_ctr_add(&p->ctr.page_reads, 1);
+	if (rc == UT_OK && !(v = pager_pver_get(p, f->pg.data, pgno)))
 		rc = UT_ENOMEM;
 	pager_frame_set_cur(p, f, rc ? NULL : v);
 	pthread_cond_broadcast(&p->load_cv);
 	if (rc) {
 		if (rc == UT_ECORRUPT)
-			p->ctr.corrupt_pages++;
+			ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		memset(f->pg.data, 0, UT_PAGE_SIZE); /* never hand it out */
 		frame_set_pins(f, 0);
 		rc2 = pager_frame_forget(p, f);
@@ -419,7 +470,10 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 	    ut_page_lsn(f->cur->pg.data) <= s->lsn) {
 		v = f->cur;
 		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+		/* stored only when clear: a store dirties the frame's cache
+		 * line for every reader of the page */
+		if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(sm);
 	return v;
@@ -451,7 +505,8 @@ static int get_frame_of(ut_pager *p, uint32_t pgno, uint32_t limit,
 			pthread_cond_wait(&p->load_cv, &p->mu);
 		if (f) {
 			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+			if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+				__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 			*out = f;
 			return UT_OK;
 		}
@@ -473,8 +528,10 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	ut_pg *m;
 	int rc;
 
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
 		return UT_EFATAL;
+	}
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
@@ -523,8 +580,9 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 		if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
 			pthread_mutex_lock(&p->mu);
 			pager_buf_put(p, v->pg.data);
+			pager_pver_free(p, v);
 			pthread_mutex_unlock(&p->mu);
-			free(v);
+			pager_advise_drain(p);
 		}
 		return;
 	}

@@ -27,7 +27,7 @@ static int max_lsn_in(ut_pager *p, ut_file *f, uint64_t first, uint64_t stride,
 
 		if (n < 0)
 			return (int)n;
-		p->ctr.scan_reads++;
+		ut_ctr_add(&p->ctr.scan_reads, 1);
 		if (n == UT_PAGE_SIZE && ut_page_checksum_ok(buf) &&
 		    ut_page_lsn(buf) > *max) {
 			*max = ut_page_lsn(buf);
@@ -95,6 +95,13 @@ const char *ut_pager_protect_reason(ut_pager *p)
 }
 int ut_pager_readonly(ut_pager *p) { return p->readonly; }
 
+void ut_pager_set_redo_gate(ut_pager *p, int (*gate)(void *ctx), void *ctx)
+{
+	p->redo_gate = gate;
+	p->redo_gate_ctx = ctx;
+	p->redo_decided = 0;
+}
+
 int ut_pager_redo_begin(ut_pager *p)
 {
 	uint64_t size;
@@ -126,7 +133,7 @@ void ut_pager_redo_hint(void *ctx, uint32_t pgno)
 	if (!pager_hfind(p, pgno)) {
 		ut_file_prefetch(p->rfile, (uint64_t)pgno * UT_PAGE_SIZE,
 				 UT_PAGE_SIZE);
-		p->ctr.prefetches++;
+		ut_ctr_add(&p->ctr.prefetches, 1);
 	}
 }
 
@@ -177,15 +184,24 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 			 (uint64_t)pgno * UT_PAGE_SIZE);
 	if (n < 0)
 		return (int)n;
-	p->ctr.page_reads++;
+	ut_ctr_add(&p->ctr.page_reads, 1);
 	if (n < (int64_t)UT_PAGE_SIZE && n > 0 && pgno >= p->durable_pages)
 		n = 0; /* a torn extension: redo rebuilds it whole */
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
+	if (pgno < p->durable_pages && ut_page_is_zero(f->pg.data)) {
+		/* the last checkpoint wrote this page: zeroes are damage (a
+		 * lost or zeroed block), not a page new since */
+		ut_set_errdetail("%s: page %u: all zeroes (or missing), but the "
+				 "last checkpoint counted %u pages: damaged",
+				 p->path, pgno, p->durable_pages);
+		p->ctr.corrupt_pages++;
+		return UT_ECORRUPT;
+	}
 	if (!ut_page_is_zero(f->pg.data) &&
 	    ((rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK ||
 	     (rc = pager_bound_check_read(p, f->pg.data, pgno)) != UT_OK)) {
-		p->ctr.corrupt_pages++;
+		ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
 	}

@@ -40,13 +40,17 @@
  * and begin a write transaction.  A ut_txn and its cursors belong to one
  * thread at a time.
  *
- * Snapshot memory: a page the writer changes while older read
- * transactions are open keeps its replaced version in memory until the
- * oldest of them ends.  These versions are bounded by snapshot_bytes; past
- * it the oldest are dropped, and a read transaction that then needs one
- * gets UT_ESNAPSHOT ("snapshot too old", detail: how long it ran and what
- * was kept) for that call and may be retried as a new transaction: never
- * wrong data, and the writer never waits.  ut_stats reports what is kept.
+ * Snapshot memory: a page the writer changes while read transactions
+ * that see it are open keeps its replaced version in memory exactly as
+ * long as one of them is open (short read transactions coming and going
+ * beside a long one keep nothing once they end: the long one holds at
+ * most one version of each page changed since it began).  These versions
+ * are bounded by snapshot_bytes; past it those only the oldest read
+ * transactions see are dropped, and a read transaction that then needs
+ * one gets UT_ESNAPSHOT ("snapshot too old", detail: how long it ran and
+ * what was kept) for that call and may be retried as a new transaction:
+ * never wrong data, and the writer never waits.  ut_stats reports what is
+ * kept.
  *
  * Memory: the buffer pool holds about cache_bytes of pages, plus a bounded
  * allowance for the running write transaction's private page copies (beyond it
@@ -64,7 +68,8 @@
  * refused (UT_ECORRUPT) when the database was not closed cleanly after a
  * checkpoint, since commits may live only there; to open anyway, accepting
  * their loss, create "-wal" as an empty file (a new log is then started
- * above every LSN in the data file and "-dw") and run `untorn check`.  A
+ * above every LSN in the data file and "-dw"; ut_open returns UT_OK with
+ * ut_errdetail reporting the loss) and run `untorn check`.  A
  * missing "-wal" beside a cleanly closed database is recreated that way.
  *
  * Damaged files: ut_open recovers every acknowledged commit or refuses with
@@ -370,6 +375,98 @@ UT_API int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
 			 const void **val, size_t *vlen);
 UT_API void ut_cursor_close(ut_cursor *c);
 
+/* ---- Named tables -------------------------------------------------------
+ *
+ * A database holds the default, unnamed table (what ut_put, ut_get,
+ * ut_del and ut_cursor_open use, and all a database made before tables
+ * existed holds) and any number of named tables, each its own ordered
+ * keyspace with the same key and value limits.  Names are C strings of
+ * 1..UT_TABLE_NAME_MAX bytes (no NUL inside).
+ *
+ * Tables are created, emptied and dropped inside write transactions, and
+ * one transaction may change any number of tables: its commit (one log
+ * commit) is atomic across all of them, crash recovery brings back all of
+ * it or none, and ut_abort leaves no trace of it, creates and drops
+ * included.  A read transaction's snapshot covers every table and the
+ * list of tables: it never sees a table half created or a drop half done.
+ * A drop puts every page of the table (leaves, interior pages, overflow
+ * chains) on the free list in the same transaction, so later writes
+ * reuse the space without a compaction.
+ *
+ * A ut_table handle belongs to the ut_db it was opened in (not to the
+ * transaction): it stays valid in later transactions of that handle until
+ * ut_close frees it, and opening the same table again returns the same
+ * handle.  In a transaction it refers to the table of its name as that
+ * transaction sees it, so a reader that began before a drop still reads
+ * the dropped table.  Errors of the calls below, beside those of the
+ * matching default-table calls: UT_EINVAL (ut_errdetail says which) for a
+ * bad name (empty, longer than UT_TABLE_NAME_MAX), a handle of another
+ * ut_db, a handle of a table dropped (by this transaction, or before its
+ * snapshot), or a handle whose creating transaction aborted;
+ * UT_ECORRUPT naming the table when its catalog entry is damaged.
+ *
+ * Format: a database gets format 3 when its first table is created (its
+ * header then holds the catalog's root); until then nothing changes on
+ * disk, so format 1 and 2 files open and work unchanged (their keys in
+ * the default table), and a database without tables stays readable by
+ * older builds, which refuse format 3 with UT_EVERSION. */
+typedef struct ut_table ut_table;
+
+#define UT_TABLE_NAME_MAX 255u
+/* ut_table_open flags */
+#define UT_CREATE 1u /* create the table when it does not exist */
+
+/* What ut_table_stat and ut_table_next report: counts kept in the
+ * catalog, so no scan is needed. */
+typedef struct ut_table_info {
+	char name[UT_TABLE_NAME_MAX + 1]; /* NUL-terminated */
+	uint64_t keys;  /* keys in the table */
+	uint64_t pages; /* its pages (leaves, interior, overflow), each 16 KiB */
+	uint64_t reserved[4]; /* 0 */
+} ut_table_info;
+
+/* Open the table called name in transaction t; *tbl is its handle.
+ * UT_NOTFOUND when there is none and flags lack UT_CREATE; with
+ * UT_CREATE a missing table is created empty (a write transaction only:
+ * UT_EREADONLY in a read-only one).  The lookup is one catalog search
+ * plus a check of the entry (its root page, and no other entry naming
+ * that page: a walk of the catalog, O(tables)) the first time a
+ * transaction opens the table. */
+UT_API int ut_table_open(ut_txn *t, const char *name, unsigned flags,
+			 ut_table **tbl);
+/* Drop the table: its pages go to the free list and its name is free for
+ * a new table; the handle is refused (UT_EINVAL) from then on in this
+ * transaction and, once committed, in later ones.  Cursors on it must
+ * not be used again.  Cost: every page of the table is read and rewritten
+ * as a free page in this transaction, so until it commits the table's
+ * pages are held in memory (as any transaction's changed pages are), and
+ * the commit logs about the table's size (bench/RESULTS.md, "Named
+ * tables"). */
+UT_API int ut_table_drop(ut_txn *t, ut_table *tbl);
+/* Delete every key of the table (its pages to the free list but one, an
+ * empty root); the table and its handle remain. */
+UT_API int ut_table_clear(ut_txn *t, ut_table *tbl);
+/* The table's name and counts as t sees them. */
+UT_API int ut_table_stat(ut_txn *t, ut_table *tbl, ut_table_info *info);
+/* List tables in name order: the first table whose name sorts above
+ * after (memcmp, then length; NULL or "" = the first table) into *info.
+ * UT_NOTFOUND past the last.  The default table is not listed. */
+UT_API int ut_table_next(ut_txn *t, const char *after, ut_table_info *info);
+/* The handle's table name (valid while the handle is), or NULL. */
+UT_API const char *ut_table_name(ut_table *tbl);
+
+/* ut_put, ut_get, ut_get_ref, ut_del and ut_cursor_open on table tbl
+ * (NULL: the default table, exactly as the calls without t).  A cursor
+ * walks its own table only. */
+UT_API int ut_tput(ut_txn *t, ut_table *tbl, const void *key, size_t klen,
+		   const void *val, size_t vlen);
+UT_API int ut_tget(ut_txn *t, ut_table *tbl, const void *key, size_t klen,
+		   void **val, size_t *vlen);
+UT_API int ut_tget_ref(ut_txn *t, ut_table *tbl, const void *key, size_t klen,
+		       const void **val, size_t *vlen);
+UT_API int ut_tdel(ut_txn *t, ut_table *tbl, const void *key, size_t klen);
+UT_API int ut_tcursor_open(ut_txn *t, ut_table *tbl, ut_cursor **c);
+
 /* Write every dirty page through the protection mode and record a
  * checkpoint, so the log can be reclaimed.  Waits for running transactions
  * to end: do not call it while holding one. */
@@ -398,7 +495,9 @@ UT_API const char *ut_direct_note(ut_db *db);
  * every page's checksum, and every B+tree invariant (keys sorted within and
  * across pages, separator keys bounding their subtrees, equal leaf depth,
  * sibling links, overflow chains, free-list pages unreferenced by the tree,
- * every page reachable exactly once).  It takes a read transaction, so it
+ * every page reachable exactly once), and with named tables the catalog
+ * and every table the same way, each table's key and page counts against
+ * its catalog entry.  It takes a read transaction, so it
  * must not be called while this thread holds a write transaction.
  * One line per problem goes to report (may be NULL), prefixed "page N: ".
  * Returns UT_OK when clean, UT_ECORRUPT when any problem was found, another
@@ -408,8 +507,9 @@ typedef struct ut_check_result {
 	uint64_t pages_checked;    /* pages whose checksum was verified */
 	uint64_t bad_checksums;    /* pages failing their checksum */
 	uint64_t invariant_errors; /* B+tree / free-list problems found */
-	uint64_t keys;             /* keys found in leaves */
-	uint32_t depth;            /* tree height (1 = the root is a leaf) */
+	uint64_t keys;             /* keys found in leaves (of every table) */
+	uint32_t depth;            /* the default table's tree height (1 = the
+				    * root is a leaf) */
 } ut_check_result;
 
 UT_API int ut_check(ut_db *db, FILE *report, ut_check_result *res);
@@ -457,7 +557,9 @@ UT_API const char *ut_strerror(int rc);
 /* The calling thread's last error in detail (file, page, errno), or "".
  * Every call above clears it first, so it describes the latest call only
  * (ut_abort, ut_cursor_get/close, ut_stats_get, ut_protect_reason,
- * ut_direct_note and the name functions leave it as it was). */
+ * ut_direct_note and the name functions leave it as it was).  A successful
+ * ut_open leaves it "" unless it accepted a loss (an empty "-wal", see
+ * Files), which it then reports. */
 UT_API const char *ut_errdetail(void);
 
 /* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */

@@ -554,7 +554,7 @@ static int open_fd(const char *path, unsigned oflags, int *direct,
 	int fd;
 
 	if (oflags & UT_OPEN_CREATE)
-		flags |= O_CREAT;
+		flags |= O_CREAT | ((oflags & UT_OPEN_EXCL) ? O_EXCL : 0);
 	*direct = 0;
 	*align = 1;
 	*note = NULL;
@@ -568,6 +568,7 @@ static int open_fd(const char *path, unsigned oflags, int *direct,
 			}
 			close(fd);
 			*align = 1;
+			flags &= ~O_EXCL; /* the file is the one just made */
 		} else if (errno == EINVAL) {
 			*note = "open(O_DIRECT) refused (EINVAL); using "
 				"buffered I/O";
@@ -670,6 +671,8 @@ static int posix_open(ut_vfs *v, const char *path, unsigned oflags,
 	if (fd < 0) {
 		int err = errno;
 		ut_set_errdetail("%s: open: %s", path, strerror(err));
+		if (err == EEXIST)
+			return UT_EINVAL; /* UT_OPEN_EXCL */
 		return err == ENOENT ? UT_NOTFOUND : ut_errno_to_rc(err);
 	}
 	if ((oflags & UT_OPEN_LOCK) &&

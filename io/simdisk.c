@@ -61,6 +61,8 @@ struct ut_simdisk {
 	uint32_t amin, amax;
 	uint32_t amax_opt; /* reported only: the sim has no slow path */
 	ut_simdisk_reboot_stats last;
+	ut_simdisk_fault_fn fault; /* under mu; called without it */
+	void *fault_ctx;
 };
 
 static const struct ut_file_ops sim_ops;
@@ -228,6 +230,28 @@ static int event(ut_simdisk *d, ut_file *f, const char *path)
 	return UT_OK;
 }
 
+/* The fault hook's verdict on op (0: go ahead).  Called before d->mu is
+ * taken: the hook may sleep or block. */
+static int fault(ut_simdisk *d, ut_file *f, enum ut_simdisk_op op)
+{
+	ut_simdisk_fault_fn fn;
+	void *ctx;
+	int rc;
+
+	pthread_mutex_lock(&d->mu);
+	fn = d->fault;
+	ctx = d->fault_ctx;
+	pthread_mutex_unlock(&d->mu);
+	if (!fn || !(rc = fn(ctx, op, f->path)))
+		return UT_OK;
+	f->last_errno = EIO;
+	ut_set_errdetail("%s: simulated %s failure (simdisk fault hook: %s)",
+			 f->path, op == UT_SIMDISK_OP_SYNC ? "sync"
+			 : op == UT_SIMDISK_OP_WRITE ? "write" : "truncate",
+			 ut_strerror(rc));
+	return rc;
+}
+
 /* ---- file ops -------------------------------------------------------- */
 
 static struct sim_handle *h_of(ut_file *f)
@@ -387,6 +411,9 @@ static int sim_write(ut_file *f, const void *buf, size_t len, uint64_t off,
 
 	if (dsync)
 		wflags = 0;
+	if ((rc = fault(d, f, UT_SIMDISK_OP_WRITE)) ||
+	    (dsync && (rc = fault(d, f, UT_SIMDISK_OP_SYNC))))
+		return rc;
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	if (rc == UT_OK)
@@ -406,6 +433,8 @@ static int sim_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 	ut_simdisk *d = h->d;
 	int rc;
 
+	if ((rc = fault(d, f, UT_SIMDISK_OP_WRITE)))
+		return rc;
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	for (size_t i = 0; i < n && rc == UT_OK; i++)
@@ -422,6 +451,8 @@ static int sim_sync(ut_file *f)
 	ut_simdisk *d = h->d;
 	int rc;
 
+	if ((rc = fault(d, f, UT_SIMDISK_OP_SYNC)))
+		return rc;
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	if (rc == UT_OK)
@@ -450,6 +481,8 @@ static int sim_truncate(ut_file *f, uint64_t bytes)
 	ut_simdisk *d = h->d;
 	int rc;
 
+	if ((rc = fault(d, f, UT_SIMDISK_OP_TRUNCATE)))
+		return rc;
 	pthread_mutex_lock(&d->mu);
 	rc = usable(h);
 	if (rc == UT_OK && h->rdonly) {
@@ -560,6 +593,10 @@ static int sim_open(ut_vfs *v, const char *path, unsigned oflags,
 		for (tail = &d->nodes; *tail; tail = &(*tail)->next)
 			;
 		*tail = n; /* creation order: reboot is deterministic */
+	} else if ((oflags & UT_OPEN_CREATE) && (oflags & UT_OPEN_EXCL)) {
+		ut_set_errdetail("%s: open: File exists (simdisk)", path);
+		rc = UT_EINVAL;
+		goto out;
 	}
 	if ((oflags & UT_OPEN_LOCK) && n->locker) {
 		ut_set_errdetail("%s: locked by another handle (simdisk)", path);
@@ -823,6 +860,14 @@ void ut_simdisk_last_reboot(ut_simdisk *d, ut_simdisk_reboot_stats *st)
 {
 	pthread_mutex_lock(&d->mu);
 	*st = d->last;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ut_simdisk_set_fault_hook(ut_simdisk *d, ut_simdisk_fault_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&d->mu);
+	d->fault = fn;
+	d->fault_ctx = ctx;
 	pthread_mutex_unlock(&d->mu);
 }
 

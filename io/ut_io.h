@@ -42,6 +42,8 @@
 #define UT_OPEN_DIRECT 2u /* try O_DIRECT; fall back to buffered, f->direct = 0 */
 #define UT_OPEN_LOCK 4u   /* exclusive lock for this handle; UT_ELOCKED if held */
 #define UT_OPEN_RDONLY 8u /* read only; with UT_OPEN_LOCK the lock is shared */
+#define UT_OPEN_EXCL 16u  /* with UT_OPEN_CREATE: the file must not exist
+			   * (else UT_EINVAL, nothing opened) */
 /* With UT_OPEN_LOCK: wait up to ms (at most 65535) for a live holder to let
  * go before UT_ELOCKED.  The lock of a holder that has exited is free at
  * once (the POSIX vfs still waits for that process's writes in flight). */

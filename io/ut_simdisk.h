@@ -52,6 +52,12 @@
  *    buffered filesystem would hide.
  *  - UT_OPEN_LOCK: flock-like, one exclusive holder per file within a disk;
  *    a second open with UT_OPEN_LOCK gets UT_ELOCKED until the holder closes.
+ *  - fault hook (ut_simdisk_set_fault_hook): called before every write,
+ *    write batch, truncate and sync, on the calling thread and without the
+ *    disk's mutex, so it may sleep (a slow device) or block (to hold a
+ *    thread at an I/O); a non-zero return fails that one operation with
+ *    that code -- no power cut, nothing changes, not an event -- as a
+ *    device error (EIO on a log's fdatasync) would.
  *  - thread-safe: one mutex per disk.
  */
 #ifndef UT_SIMDISK_H
@@ -114,6 +120,19 @@ void ut_simdisk_set_atomic(ut_simdisk *d, uint32_t unit_min, uint32_t unit_max);
 /* stx_atomic_write_unit_max_opt to report with it (default 0 = none); only
  * reported, writes up to unit_max behave the same either way. */
 void ut_simdisk_set_atomic_opt(ut_simdisk *d, uint32_t unit_max_opt);
+
+/* The operations a fault hook sees. */
+enum ut_simdisk_op {
+	UT_SIMDISK_OP_WRITE = 1, /* write or write_batch (one call each) */
+	UT_SIMDISK_OP_TRUNCATE,
+	UT_SIMDISK_OP_SYNC
+};
+/* path: the file's path as opened.  Return 0 to go ahead, or a negative
+ * UT_E* code to fail the operation with it. */
+typedef int (*ut_simdisk_fault_fn)(void *ctx, enum ut_simdisk_op op,
+				   const char *path);
+/* Install (fn NULL: remove) the fault hook. */
+void ut_simdisk_set_fault_hook(ut_simdisk *d, ut_simdisk_fault_fn fn, void *ctx);
 
 /* Test helpers; they work whether or not the power is on, are not events,
  * and return UT_NOTFOUND for a missing file. */

@@ -18,5 +18,6 @@ cc -std=c11 -Wall -Wextra -Werror -I"$inc" -o "$tmp/fruit" "$tmp/fruit.c" \
 cat "$tmp/out"
 grep -qx "apple is red" "$tmp/out"
 grep -qx "apple = red" "$tmp/out"
+grep -qx "yellow is banana" "$tmp/out"
 sed -n 3p "$tmp/out" | grep -qx "banana = yellow"
 grep -q "^protection: \(atomic\|doublewrite\) (" "$tmp/out"

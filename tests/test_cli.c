@@ -636,6 +636,123 @@ static void test_dump_load_roundtrip(void **state)
 	free_brecs(r, n);
 }
 
+/* Named tables: --table on put/get/del/scan/load/dump/check, `tables`,
+ * and a dump of every table (version 2) that load turns back into the
+ * same tables: dump | load | dump identical; compact and backup keep
+ * every table. */
+static void test_tables(void **state)
+{
+	const char *db = dbpath("tab.db"), *db2 = dbpath("tab2.db"),
+		   *db3 = dbpath("tab3.db"), *db4 = dbpath("tab4.db"),
+		   *file = dbpath("tab.dump");
+	struct out o;
+	char *first;
+
+	(void)state;
+	run(&o, NULL, "put", db, "k", "in default", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "--table", "users", "put", db, "alice", "1", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "put", "--table=users", db, "bob", "2", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "put", "--table", "logins", db, "k", "in logins", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, "", "load", "--table", "empty", db, NULL); /* created, empty */
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+
+	run(&o, NULL, "tables", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "empty\t0\t1\nlogins\t1\t1\nusers\t2\t1\n");
+	out_free(&o);
+	run(&o, NULL, "get", "--table", "logins", db, "k", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "in logins\n");
+	out_free(&o);
+	run(&o, NULL, "get", db, "k", NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "in default\n");
+	out_free(&o);
+	run(&o, NULL, "get", "--table", "nope", db, "k", NULL);
+	EXPECT_STATUS(&o, 1);
+	assert_non_null(strstr(o.err, "no table 'nope'"));
+	out_free(&o);
+	run(&o, NULL, "scan", "--table", "users", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "alice\t1\nbob\t2\n");
+	out_free(&o);
+	run(&o, NULL, "check", "--table", "users", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "table users: 2 keys, 1 pages"));
+	out_free(&o);
+	run(&o, NULL, "--table", "", "get", db, "k", NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+
+	/* every table in the dump, named; load recreates them */
+	run(&o, NULL, "dump", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out,
+		"untorn-dump 2\n"
+		"6b 696e2064656661756c74\n"
+		"table 656d707479\n"
+		"table 6c6f67696e73\n"
+		"6b 696e206c6f67696e73\n"
+		"table 7573657273\n"
+		"616c696365 31\n"
+		"626f62 32\n"
+		"end 4\n");
+	first = strdup(o.out);
+	out_free(&o);
+	run(&o, NULL, "dump", db, file, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "load", db2, file, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "dump", db2, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, first);
+	out_free(&o);
+	/* one table: version 1, as before; a full dump refuses --table */
+	run(&o, NULL, "dump", "--table", "users", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, "untorn-dump 1\n616c696365 31\n626f62 32\nend 2\n");
+	out_free(&o);
+	run(&o, NULL, "load", "--table", "x", db2, file, NULL);
+	EXPECT_STATUS(&o, 64);
+	out_free(&o);
+	/* compact and backup keep every table */
+	run(&o, NULL, "compact", db, db3, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "backup", db, db4, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "dump", db3, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, first);
+	out_free(&o);
+	run(&o, NULL, "dump", db4, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_string_equal(o.out, first);
+	out_free(&o);
+	run(&o, NULL, "del", "--table", "users", db, "alice", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "del", "--table", "users", db, "alice", NULL);
+	EXPECT_STATUS(&o, 1);
+	out_free(&o);
+	run(&o, NULL, "check", db, NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	free(first);
+}
+
 /* A dump that is cut short, of another version, or malformed is refused
  * with exit 3 and a message naming the line; nothing of the batch in
  * progress is committed. */
@@ -649,7 +766,10 @@ static void test_load_refuses_bad_dumps(void **state)
 		{ "untorn-dump 1\n61 6g\nend 1\n", "malformed hex" },
 		{ "untorn-dump 1\n6162\nend 1\n", "no space" },
 		{ "untorn-dump 1\n 62\nend 1\n", "put failed" },      /* empty key */
-		{ "untorn-dump 2\n61 62\nend 1\n", "version 2" },
+		{ "untorn-dump 3\n61 62\nend 1\n", "version 3" },
+		{ "untorn-dump 1\ntable 61\n61 62\nend 1\n", "malformed hex" },
+		{ "untorn-dump 2\ntable \n61 62\nend 1\n", "malformed table" },
+		{ "untorn-dump 2\ntable 6100\n61 62\nend 1\n", "malformed table" },
 		{ "untorn-dump x\n", "malformed dump header" },
 	};
 	const char *db = dbpath("bad.db");
@@ -1132,6 +1252,7 @@ int main(void)
 		cmocka_unit_test(test_load_roundtrip),
 		cmocka_unit_test(test_dump_load_roundtrip),
 		cmocka_unit_test(test_load_refuses_bad_dumps),
+		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_backup),
 		cmocka_unit_test(test_check),

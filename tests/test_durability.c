@@ -1859,7 +1859,7 @@ static uint64_t hdr_bound_of(ut_simdisk *d)
 
 	assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
 	assert_true(ut_page_checksum_ok(h));
-	assert_int_equal(ut_ld32(h + UT_META_VERSION), UT_FORMAT_VERSION);
+	assert_int_equal(ut_ld32(h + UT_META_VERSION), UT_FORMAT_NO_TABLES);
 	return ut_ld64(h + UT_META_PAGEBOUND);
 }
 

@@ -17,6 +17,11 @@
  *      (free pages), a checkpoint, 15 more commits, closed;
  *   R: the same with a 256 KiB cache and no close, so opening it replays the
  *      log and the -dw file holds copies (log and -dw mutations target R).
+ * Both hold named tables too: "ta" (300 keys, overflow values among them),
+ * "tb" (200 keys), and "tc", dropped (its pages free); the "catalog"
+ * target changes a catalog entry's root, id, counts or flags, or the
+ * header's catalog root or table id, and the child reads every table,
+ * writes to ta and clears tb (a walk that frees a crafted tree).
  * Every value names its key, generation and length and carries a stream
  * derived from them, so any key or value the engine returns can be checked
  * as one that was written.  Each iteration applies one or two mutations to
@@ -138,7 +143,7 @@ static int kv_written(const void *k, size_t kl, const void *v, size_t vl,
 	return ok;
 }
 
-static int put_id(ut_txn *t, uint32_t id, uint32_t gen)
+static int put_id_in(ut_txn *t, ut_table *tb, uint32_t id, uint32_t gen)
 {
 	char k[KEYMAX];
 	size_t kl = key_of(id, k), vl = value_len(id, gen);
@@ -146,10 +151,20 @@ static int put_id(ut_txn *t, uint32_t id, uint32_t gen)
 	int rc;
 
 	fill_value(v, id, gen, vl);
-	rc = ut_put(t, k, kl, v, vl);
+	rc = ut_tput(t, tb, k, kl, v, vl);
 	free(v);
 	return rc;
 }
+
+static int put_id(ut_txn *t, uint32_t id, uint32_t gen)
+{
+	return put_id_in(t, NULL, id, gen);
+}
+
+/* The named tables of the bases: ids [from, to) of each. */
+static const struct { const char *name; uint32_t from, to; } base_tables[] = {
+	{ "ta", 0, 300 }, { "tb", 300, 500 }, { "tc", 0, 100 },
+};
 
 static int del_id(ut_txn *t, uint32_t id)
 {
@@ -221,9 +236,29 @@ static void build_child(void *ctx, int fd)
 		if (id % 100 == 99 && ut_commit(t))
 			_exit(13);
 	}
-	/* free pages: a run of leaves and two overflow chains */
+	/* named tables */
+	if (ut_begin(db, 0, &t))
+		_exit(24);
+	for (int i = 0; i < 3; i++) {
+		ut_table *tb;
+
+		if (ut_table_open(t, base_tables[i].name, UT_CREATE, &tb))
+			_exit(25);
+		for (uint32_t id = base_tables[i].from; id < base_tables[i].to; id++)
+			if (put_id_in(t, tb, id, 1))
+				_exit(26);
+	}
+	if (ut_commit(t))
+		_exit(27);
+	/* free pages: a run of leaves and two overflow chains, a table */
 	if (ut_begin(db, 0, &t))
 		_exit(14);
+	{
+		ut_table *tb;
+
+		if (ut_table_open(t, "tc", 0, &tb) || ut_table_drop(t, tb))
+			_exit(28);
+	}
 	for (uint32_t id = 600; id < 800; id++)
 		if (del_id(t, id))
 			_exit(15);
@@ -326,11 +361,11 @@ static void build_base(base *b, const char *dir, char name, int crash,
 
 /* ---- mutations --------------------------------------------------------- */
 
-enum target { T_LEAF, T_INTERIOR, T_OVERFLOW, T_FREE, T_META, T_WAL_REC,
-	      T_WAL_HDR, T_DW_HDR, T_DW_COPY, T_DW_FLOOR, NTARGETS };
+enum target { T_LEAF, T_INTERIOR, T_OVERFLOW, T_FREE, T_META, T_CATALOG,
+	      T_WAL_REC, T_WAL_HDR, T_DW_HDR, T_DW_COPY, T_DW_FLOOR, NTARGETS };
 static const char *const target_name[NTARGETS] = {
 	"data leaf", "data interior", "data overflow", "data free",
-	"data header", "log record", "log header", "-dw slot header",
+	"data header", "catalog", "log record", "log header", "-dw slot header",
 	"-dw copy", "-dw floor"
 };
 static const int target_ptype[] = { UT_PT_LEAF, UT_PT_INTERIOR, UT_PT_OVERFLOW,
@@ -500,6 +535,51 @@ static void mutate_meta(mutation *m, fz_rng *r, uint8_t *p)
 	set_field(m, r, p + f[k].off, f[k].w, f[k].ptr, 0, f[k].name);
 }
 
+/* A catalog entry's field (its leaf: the header's catalog root, a leaf
+ * with these few tables), or the header's catalog fields. */
+static void mutate_catalog(mutation *m, fz_rng *r)
+{
+	uint8_t *meta = m->f[F_DATA].p;
+	uint32_t root = ut_ld32(meta + UT_META_CATROOT);
+	uint8_t *p = meta + (size_t)root * UT_PAGE_SIZE;
+	static const struct { unsigned off, w; int ptr; const char *name; } f[] = {
+		{ 0, 4, 1, "root" }, { 0, 4, 1, "root" }, { 4, 4, 0, "flags" },
+		{ 8, 8, 0, "id" }, { 16, 8, 0, "keys" }, { 24, 8, 0, "pages" },
+	};
+
+	if (fz_chance(r, 15) || (size_t)root * UT_PAGE_SIZE >= m->f[F_DATA].n ||
+	    ut_page_type(p) != UT_PT_LEAF || !ut_page_nslots(p)) {
+		int tid = fz_chance(r, 30);
+
+		describe(m, "page 0:");
+		set_field(m, r, meta + (tid ? UT_META_TABLEID : UT_META_CATROOT),
+			  tid ? 8 : 4, !tid, 0, tid ? "tableid" : "catroot");
+		ut_page_seal(meta);
+		return;
+	}
+	unsigned i = (unsigned)fz_below(r, ut_page_nslots(p));
+	uint8_t *cell = p + ut_ld16(p + UT_PG_HDR + i * UT_PG_SLOT);
+	uint8_t *v = cell + UT_LEAF_HDR + ut_ld16(cell);
+	unsigned k = (unsigned)fz_below(r, sizeof(f) / sizeof(f[0]));
+	char name[64];
+
+	describe(m, "page %u (catalog) entry %.*s:", root, (int)ut_ld16(cell),
+		 (const char *)cell + UT_LEAF_HDR);
+	snprintf(name, sizeof(name), "%s", f[k].name);
+	if (k == 1) { /* another table's root, or the default one's */
+		unsigned j = (i + 1) % ut_page_nslots(p);
+		uint8_t *oc = p + ut_ld16(p + UT_PG_HDR + j * UT_PG_SLOT);
+		uint32_t other = fz_chance(r, 50) ? ut_ld32(meta + UT_META_ROOT)
+			: ut_ld32(oc + UT_LEAF_HDR + ut_ld16(oc));
+
+		describe(m, " root %u->%u (another tree's)", ut_ld32(v), other);
+		store(v, 4, other);
+	} else {
+		set_field(m, r, v + f[k].off, f[k].w, f[k].ptr, root, name);
+	}
+	ut_page_seal(p);
+}
+
 static void mutate_data(mutation *m, fz_rng *r)
 {
 	const base *b = &g_base[m->base];
@@ -636,7 +716,7 @@ static fz_blob dup_blob(const fz_blob *b)
 
 /* How often each target is picked, in percent: the pages the engine
  * parses most (leaf and interior cells) most often. */
-static const unsigned target_pct[NTARGETS] = { 26, 16, 10, 7, 7, 10, 5, 6, 8, 5 };
+static const unsigned target_pct[NTARGETS] = { 24, 15, 10, 6, 7, 6, 10, 5, 6, 6, 5 };
 
 static void plan(mutation *m, uint64_t seed, long i)
 {
@@ -655,6 +735,8 @@ static void plan(mutation *m, uint64_t seed, long i)
 		m->f[f] = dup_blob(&b->f[f]);
 	if (m->target <= T_META)
 		mutate_data(m, &r);
+	else if (m->target == T_CATALOG)
+		mutate_catalog(m, &r);
 	else if (m->target == T_WAL_REC)
 		mutate_wal_record(m, &r);
 	else if (m->target == T_WAL_HDR)
@@ -775,6 +857,90 @@ static void gets(ut_db *db, result *res, fz_rng *r)
 	ut_abort(t);
 }
 
+/* Every named table: listed, opened, scanned like the default one. */
+static void scan_tables(ut_db *db, result *res)
+{
+	ut_table_info ti;
+	ut_txn *t;
+	int rc, n = 0;
+
+	if ((rc = ut_begin(db, UT_RDONLY, &t))) {
+		saw(res, "tables", rc);
+		return;
+	}
+	for (rc = ut_table_next(t, NULL, &ti); rc == UT_OK && n < 16;
+	     rc = ut_table_next(t, ti.name, &ti), n++) {
+		ut_table *tb;
+		ut_cursor *c;
+		int crc = ut_table_open(t, ti.name, 0, &tb);
+
+		if (crc == UT_OK)
+			crc = ut_tcursor_open(t, tb, &c);
+		if (crc) {
+			saw(res, "table open", crc);
+			continue;
+		}
+		uint64_t keys = 0;
+		for (crc = ut_cursor_seek(c, NULL, 0); crc == UT_OK;
+		     crc = ut_cursor_next(c)) {
+			const void *k, *v;
+			size_t kl, vl;
+			uint32_t id;
+
+			if ((crc = ut_cursor_get(c, &k, &kl, &v, &vl)))
+				break;
+			if (!kv_written(k, kl, v, vl, &id)) {
+				res->wrong++;
+				note(res, 1, "table %s: a key of %zu bytes / value "
+				     "of %zu never written", ti.name, kl, vl);
+				break;
+			}
+			if (++keys > SCAN_CAP) {
+				res->wrong++;
+				note(res, 1, "table %s: more than %d keys", ti.name,
+				     SCAN_CAP);
+				break;
+			}
+		}
+		saw(res, "table scan", crc);
+		ut_cursor_close(c);
+	}
+	saw(res, "tables", rc);
+	ut_abort(t);
+}
+
+/* A write transaction over the tables: puts into ta, tb cleared (its
+ * pages freed), committed. */
+static void table_writes(ut_db *db, result *res, fz_rng *r)
+{
+	ut_table *ta = NULL, *tb = NULL;
+	ut_txn *t;
+	int rc;
+
+	if ((rc = ut_begin(db, 0, &t))) {
+		saw(res, "begin", rc);
+		return;
+	}
+	rc = ut_table_open(t, "ta", UT_CREATE, &ta);
+	saw(res, "table open", rc);
+	for (int i = 0; i < 8 && rc == UT_OK; i++) {
+		rc = put_id_in(t, ta, (uint32_t)fz_below(r, 300), 2000 + (uint32_t)i);
+		saw(res, "table put", rc);
+	}
+	if (rc == UT_OK && (rc = ut_table_open(t, "tb", 0, &tb)) == UT_OK) {
+		rc = ut_table_clear(t, tb);
+		saw(res, "table clear", rc);
+	} else if (rc == UT_NOTFOUND) {
+		rc = UT_OK;
+	} else {
+		saw(res, "table open", rc);
+	}
+	if (rc == UT_OK)
+		saw(res, "table commit", ut_commit(t));
+	else
+		ut_abort(t);
+}
+
 static void writes(ut_db *db, result *res, fz_rng *r)
 {
 	ut_txn *t;
@@ -827,8 +993,10 @@ static void run_child(void *ctx, int fd)
 		goto out;
 	}
 	scan(db, &res, "scan");
+	scan_tables(db, &res);
 	gets(db, &res, &r);
 	writes(db, &res, &r);
+	table_writes(db, &res, &r);
 	rc = ut_check(db, NULL, &cr);
 	saw(&res, "check", rc);
 	saw(&res, "close", ut_close(db));
@@ -836,6 +1004,7 @@ static void run_child(void *ctx, int fd)
 	saw(&res, "reopen", rc);
 	if (rc == UT_OK) {
 		scan(db, &res, "rescan");
+		scan_tables(db, &res);
 		saw(&res, "close again", ut_close(db));
 	}
 out:

@@ -38,6 +38,9 @@
  *                boundary; "tornlike" is a cut or damage inside the last
  *                surviving batch, which is what a power cut during that
  *                write leaves (wal.h: it cannot be told from a torn tail).
+ *   fewer-reported  a -wal truncated to nothing: untorn.h's way to
+ *                accept the loss of a lost log; the open goes on and its
+ *                ut_errdetail reports the loss, and check is clean.
  *   FAILURES     fewer (any other loss), wrong (the scan equals no
  *                committed state), refused-odd (another error code or no
  *                detail), reopen-differs, crash (signal, sanitizer report),
@@ -731,6 +734,7 @@ typedef struct result {
 	int match, rematch;         /* state k the scan equals, -1: none */
 	uint64_t keys, check_bad, check_inv;
 	char detail[400];           /* open error or first problem */
+	int loss_reported;          /* a successful open reported a loss */
 } result;
 
 static void note(result *res, const char *fmt, ...)
@@ -847,6 +851,7 @@ static void run_child(const base *b, const char *path, int fd)
 		snprintf(res.detail, sizeof(res.detail), "%s", ut_errdetail());
 		goto out;
 	}
+	res.loss_reported = strstr(ut_errdetail(), "lost") != NULL;
 	res.scan_rc = scan(db, &st, &res);
 	res.keys = st.n;
 	if (res.scan_rc == UT_OK) {
@@ -885,13 +890,13 @@ out:
 
 /* ---- classification ---------------------------------------------------- */
 
-enum outcome { O_REFUSED, O_ALL, O_DETECTED, O_CASE5, O_TORNLIKE,
+enum outcome { O_REFUSED, O_ALL, O_DETECTED, O_CASE5, O_TORNLIKE, O_REPORTED,
 	       /* failures from here on */
 	       O_FEWER, O_WRONG, O_REFUSED_DW, O_REFUSED_ODD, O_CORRUPT_AFTER,
 	       O_REOPEN, O_CRASH, O_HANG, NOUTCOMES };
 static const char *const outcome_name[NOUTCOMES] = {
 	"refused", "all", "detected", "fewer-case5", "fewer-tornlike",
-	"FEWER", "WRONG", "REFUSED-DW", "REFUSED-ODD", "CORRUPT-AFTER",
+	"fewer-reported", "FEWER", "WRONG", "REFUSED-DW", "REFUSED-ODD", "CORRUPT-AFTER",
 	"REOPEN-DIFFERS", "CRASH", "HANG"
 };
 #define FIRST_FAILURE O_FEWER
@@ -968,6 +973,11 @@ static int classify(const mutation *m, const fz_blob *mutated, const result *r)
 	if (r->scan_rc == UT_OK && r->match < 0)
 		return O_WRONG;
 	if (r->scan_rc == UT_OK && r->match < NCOMMITS) {
+		/* a -wal emptied is untorn.h's way to accept its loss: the
+		 * open may go on, reporting it */
+		if (m->file == F_WAL && mutated->exists && mutated->n == 0 &&
+		    r->loss_reported)
+			return r->check_rc ? O_CORRUPT_AFTER : O_REPORTED;
 		if (!loss_undetectable(m, mutated, r->match))
 			return O_FEWER;
 		if (r->check_rc || r->reopen_rc || r->rematch != r->match)

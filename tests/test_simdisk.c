@@ -1,7 +1,8 @@
 /*
  * tests/test_simdisk.c - the simulated disk keeps its model (ut_simdisk.h):
  * crash at event N, keep/drop/tear at reboot, atomic writes never mixed,
- * synced data always kept, ENOSPC writes nothing, alignment, locks.
+ * synced data always kept, ENOSPC writes nothing, alignment, locks, the
+ * fault hook fails one operation without a power cut.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -627,6 +628,56 @@ static void test_peek_poke_corrupt(void **state)
 	ut_simdisk_free(d);
 }
 
+struct faults {
+	int seen[4];
+	enum ut_simdisk_op fail_op;
+	const char *fail_path;
+};
+
+static int fault_fn(void *ctx, enum ut_simdisk_op op, const char *path)
+{
+	struct faults *fc = ctx;
+
+	fc->seen[op]++;
+	return op == fc->fail_op && !strcmp(path, fc->fail_path) ? UT_EIO : 0;
+}
+
+static void test_fault_hook(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_file *f = xopen(d, "f", UT_OPEN_CREATE), *g = xopen(d, "g", UT_OPEN_CREATE);
+	struct faults fc = { { 0 }, UT_SIMDISK_OP_SYNC, "f" };
+	unsigned char buf[4];
+	uint64_t ev;
+
+	(void)state;
+	ut_simdisk_set_fault_hook(d, fault_fn, &fc);
+	assert_int_equal(ut_file_write(f, "abcd", 4, 0, 0), UT_OK);
+	ev = ut_simdisk_event_count(d);
+	/* the sync of f fails, changes nothing and is no event */
+	assert_int_equal(ut_file_sync(f), UT_EIO);
+	assert_int_equal(ut_simdisk_event_count(d), ev);
+	assert_int_equal(ut_simdisk_peek_durable(d, "f", 0, buf, 4), 0);
+	assert_int_equal(ut_simdisk_pending(d, "f"), 1);
+	/* no power cut: other files and operations go on */
+	assert_false(ut_simdisk_crashed(d));
+	assert_int_equal(ut_file_write(g, "wxyz", 4, 0, 0), UT_OK);
+	assert_int_equal(ut_file_sync(g), UT_OK);
+	assert_int_equal(ut_file_truncate(f, 2), UT_OK);
+	fc.fail_op = UT_SIMDISK_OP_WRITE;
+	assert_int_equal(ut_file_write(f, "zz", 2, 0, 0), UT_EIO);
+	assert_int_equal(ut_simdisk_peek(d, "f", 0, buf, 4), 2);
+	assert_memory_equal(buf, "ab", 2);
+	assert_int_equal(fc.seen[UT_SIMDISK_OP_SYNC], 2);
+	assert_int_equal(fc.seen[UT_SIMDISK_OP_WRITE], 3);
+	assert_int_equal(fc.seen[UT_SIMDISK_OP_TRUNCATE], 1);
+	ut_simdisk_set_fault_hook(d, NULL, NULL);
+	assert_int_equal(ut_file_sync(f), UT_OK);
+	ut_file_close(f);
+	ut_file_close(g);
+	ut_simdisk_free(d);
+}
+
 struct thr {
 	ut_simdisk *d;
 	int id;
@@ -706,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_batch_crash_midway),
 		cmocka_unit_test(test_peek_poke_corrupt),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fault_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

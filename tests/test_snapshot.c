@@ -564,7 +564,10 @@ static void test_backup_during_load(void **s)
 	seq = read_seq(t);
 	fprintf(stderr, "backup: snapshot at seq %u (writer at %u when it ended)\n",
 		seq, during);
-	assert_true(seq >= 200 && seq <= during);
+	/* The writer sets last_seq after ut_commit returns, and a commit is
+	 * visible to a new snapshot before then: the backup may hold the
+	 * one commit that was in flight when `during` was read. */
+	assert_true(seq >= 200 && seq <= during + 1);
 	assert_int_equal(check_scan(t, seq, exp), 0);
 	ut_abort(t);
 	assert_int_equal(ut_close(copy), UT_OK);

@@ -10,6 +10,12 @@
  *
  * Exit codes: 0 ok, 1 not found, 2 corrupt, 3 error, 64 usage.
  *
+ * Tables: --table NAME points get, put, del, scan, load and dump at a named
+ * table (put and load create it); without it they use the default table,
+ * as before tables existed.  A dump of a database with named tables holds
+ * every table (format version 2); one without them is written as version
+ * 1, as before, so older tools read it.
+ *
  * Escapes (scan output, load input, and arguments under --escaped):
  *   \t TAB   \n newline   \r CR   \\ backslash   \xHH any byte
  * Every byte outside printable ASCII (0x20..0x7e) is written as \xHH, so
@@ -36,6 +42,7 @@ struct globals {
 	ut_options opt;
 	int escaped;     /* KEY/VALUE/FROM/TO arguments use the escapes above */
 	int access;      /* ACCESS_DEFAULT, --readonly or --readwrite */
+	const char *table; /* --table NAME, or NULL: the default table */
 	const char *prog;
 };
 
@@ -66,6 +73,7 @@ static const char usage_main[] =
 	"  backup DB DEST       copy DB as of one snapshot into a new database\n"
 	"                       DEST, page for page, while writers go on\n"
 	"  check DB             verify every page checksum and B+tree invariant\n"
+	"  tables DB            list the named tables: NAME<TAB>KEYS<TAB>PAGES\n"
 	"  stats DB             print the engine's statistics for DB\n"
 	"  info PATH            what the file layer reports for PATH: O_DIRECT,\n"
 	"                       statx atomic-write limits, protection mode\n"
@@ -75,6 +83,9 @@ static const char usage_main[] =
 	"  --cache SIZE     buffer pool size, suffix K, M or G (default 64M)\n"
 	"  --nosync         commit without waiting for durability\n"
 	"  --batch N        load, compact: records per transaction (default 1000)\n"
+	"  --table NAME     get, put, del, scan, load, dump, check: the named\n"
+	"                   table NAME instead of the default one (put and load\n"
+	"                   create it)\n"
 	"  --readonly       open read-only: write and create no file (the\n"
 	"                   default for get, scan, dump, check, stats and\n"
 	"                   compact's source); a database not closed cleanly\n"
@@ -308,6 +319,8 @@ static int open_db(const char *path, int create, int reader, ut_db **db)
 	rc = ut_open(path, &o, db);
 	if (rc)
 		return fail_rc(rc, path);
+	if (*ut_errdetail()) /* a loss the open accepted (an empty -wal) */
+		fprintf(stderr, "untorn: warning: %s\n", ut_errdetail());
 	return EXIT_OK;
 }
 
@@ -318,6 +331,24 @@ static int close_db(ut_db *db, const char *path, int ex)
 	if (rc && ex == EXIT_OK)
 		return fail_rc(rc, path);
 	return ex;
+}
+
+/* The table --table names, as transaction t sees it (NULL without
+ * --table: the default table); created when create is set.  An exit code:
+ * EXIT_NOTFOUND (said) when there is no such table. */
+static int table_of(ut_txn *t, const char *db, int create, ut_table **tb)
+{
+	int rc;
+
+	*tb = NULL;
+	if (!g.table)
+		return EXIT_OK;
+	rc = ut_table_open(t, g.table, create ? UT_CREATE : 0, tb);
+	if (rc == UT_NOTFOUND) {
+		warnx("%s: no table '%s'", db, g.table);
+		return EXIT_NOTFOUND;
+	}
+	return rc ? fail_rc(rc, db) : EXIT_OK;
 }
 
 /* ------------------------------------------------------------ commands */
@@ -336,7 +367,13 @@ static int cmd_put(int argc, char **argv, long batch)
 		return ex;
 	rc = ut_begin(db, 0, &t);
 	if (!rc) {
-		rc = ut_put(t, argv[1], kl, argv[2], vl);
+		ut_table *tb;
+
+		if ((ex = table_of(t, argv[0], 1, &tb))) {
+			ut_abort(t);
+			return close_db(db, argv[0], ex);
+		}
+		rc = ut_tput(t, tb, argv[1], kl, argv[2], vl);
 		if (rc)
 			ut_abort(t);
 		else
@@ -361,7 +398,13 @@ static int cmd_get(int argc, char **argv, long batch)
 		return ex;
 	rc = ut_begin(db, UT_RDONLY, &t);
 	if (!rc) {
-		rc = ut_get(t, argv[1], kl, &v, &vl);
+		ut_table *tb;
+
+		if ((ex = table_of(t, argv[0], 0, &tb))) {
+			ut_abort(t);
+			return close_db(db, argv[0], ex);
+		}
+		rc = ut_tget(t, tb, argv[1], kl, &v, &vl);
 		ut_abort(t);
 	}
 	if (rc == UT_NOTFOUND) {
@@ -396,7 +439,13 @@ static int cmd_del(int argc, char **argv, long batch)
 		return ex;
 	rc = ut_begin(db, 0, &t);
 	if (!rc) {
-		rc = ut_del(t, argv[1], kl);
+		ut_table *tb;
+
+		if ((ex = table_of(t, argv[0], 0, &tb))) {
+			ut_abort(t);
+			return close_db(db, argv[0], ex);
+		}
+		rc = ut_tdel(t, tb, argv[1], kl);
 		if (rc)
 			ut_abort(t);
 		else
@@ -437,7 +486,15 @@ static int cmd_scan(int argc, char **argv, long batch)
 	rc = ut_begin(db, UT_RDONLY, &t);
 	if (rc)
 		return close_db(db, argv[0], fail_rc(rc, argv[0]));
-	rc = ut_cursor_open(t, &c);
+	{
+		ut_table *tb;
+
+		if ((ex = table_of(t, argv[0], 0, &tb))) {
+			ut_abort(t);
+			return close_db(db, argv[0], ex);
+		}
+		rc = ut_tcursor_open(t, tb, &c);
+	}
 	if (!rc)
 		rc = ut_cursor_seek(c, argc > 1 ? argv[1] : NULL, fl);
 	while (rc == UT_OK) {
@@ -494,9 +551,15 @@ static void progress(long long recs, long long done, long long total, int last)
  * KEYHEX is the key's bytes as hex (two digits a byte, 2..2*UT_MAX_KEY
  * digits), VALUEHEX the value's (empty for an empty value).  The end line
  * tells a complete dump from one cut short.
+ *
+ * Version 2 (a database with named tables): "untorn-dump 2", the default
+ * table's records, then for each named table, in name order, a line
+ * "table NAMEHEX" followed by its records; "end N" counts every record.
+ * A table without records still has its line, so load recreates it.
  */
 #define DUMP_MAGIC "untorn-dump "
 #define DUMP_VERSION 1
+#define DUMP_VERSION_TABLES 2
 
 static void put_hex(FILE *f, const unsigned char *p, size_t len)
 {
@@ -528,7 +591,7 @@ static long get_hex(const char *src, size_t len, unsigned char *dst)
 struct reader {
 	FILE *in;
 	const char *name;    /* for messages */
-	int dump;            /* the first line was a dump header */
+	int dump;            /* the first line was a dump header: its version */
 	int ended;           /* dump: its end line was read */
 	int pending;         /* line holds a record not returned yet */
 	char *line;
@@ -585,12 +648,12 @@ static int reader_start(struct reader *r)
 	v = strtol(r->line + strlen(DUMP_MAGIC), &end, 10);
 	if (errno || *end || v < 1)
 		return reader_fail(r, "malformed dump header");
-	if (v != DUMP_VERSION) {
-		warnx("%s: dump format version %ld; this untorn reads version %d",
-		      r->name, v, DUMP_VERSION);
+	if (v != DUMP_VERSION && v != DUMP_VERSION_TABLES) {
+		warnx("%s: dump format version %ld; this untorn reads versions "
+		      "%d and %d", r->name, v, DUMP_VERSION, DUMP_VERSION_TABLES);
 		return -1;
 	}
-	r->dump = 1;
+	r->dump = (int)v;
 	return 0;
 }
 
@@ -636,6 +699,15 @@ static int parse_dump(struct reader *r, size_t *kl, size_t *vl)
 		return reader_fail(r, "data after the end line");
 	if (!strncmp(r->line, "end ", 4))
 		return parse_end(r);
+	if (r->dump >= DUMP_VERSION_TABLES && !strncmp(r->line, "table ", 6)) {
+		/* a table's name: 2, the name in r->buf, NUL-terminated */
+		k = get_hex(r->line + 6, (size_t)r->n - 6, r->buf);
+		if (k < 1 || k > UT_TABLE_NAME_MAX || memchr(r->buf, 0, (size_t)k))
+			return reader_fail(r, "malformed table line");
+		r->buf[k] = 0;
+		*kl = (size_t)k;
+		return 2;
+	}
 	sp = memchr(r->line, ' ', (size_t)r->n);
 	if (!sp)
 		return reader_fail(r, "no space between key and value");
@@ -649,7 +721,8 @@ static int parse_dump(struct reader *r, size_t *kl, size_t *vl)
 	return 1;
 }
 
-/* The next record in r->buf: 1, 0 at the end of input, -1 on an error
+/* The next record in r->buf: 1, 2 for a table line of a version-2 dump
+ * (the table's name in r->buf), 0 at the end of input, -1 on an error
  * (reported). */
 static int next_record(struct reader *r, size_t *kl, size_t *vl)
 {
@@ -663,7 +736,7 @@ static int next_record(struct reader *r, size_t *kl, size_t *vl)
 			continue; /* blank lines are allowed between escaped records */
 		rc = r->dump ? parse_dump(r, kl, vl) : parse_escaped(r, kl, vl);
 		if (rc) {
-			r->records += rc > 0;
+			r->records += rc == 1;
 			return rc;
 		}
 	}
@@ -676,21 +749,47 @@ static int next_record(struct reader *r, size_t *kl, size_t *vl)
 	return 0;
 }
 
-/* Put every record from r, one transaction per batch records. */
+/* Put every record from r, one transaction per batch records, into the
+ * --table table (or the default one), or, from a version-2 dump, into
+ * the tables it names (created; a table handle outlives the batch's
+ * transaction). */
 static int load_records(ut_db *db, struct reader *r, long batch, int *ex)
 {
 	ut_txn *t = NULL;
+	ut_table *tb = NULL;
 	long long in_txn = 0, total = -1;
-	int tty = isatty(2), rc = 0, got;
+	int tty = isatty(2), rc = 0, got = 0;
 	size_t kl, vl;
 	struct stat st;
 
 	if (tty && !fstat(fileno(r->in), &st) && S_ISREG(st.st_mode))
 		total = st.st_size;
-	while ((got = next_record(r, &kl, &vl)) > 0) {
+	if (g.table) { /* created even when the input has no records */
+		if (r->dump >= DUMP_VERSION_TABLES) {
+			warnx("%s: a dump of every table: load it without --table",
+			      r->name);
+			*ex = EXIT_USAGE;
+			return UT_OK;
+		}
+		if ((rc = ut_begin(db, 0, &t)))
+			return rc;
+		if ((*ex = table_of(t, r->name, 1, &tb))) {
+			ut_abort(t);
+			return UT_OK;
+		}
+	}
+	while (!*ex && (got = next_record(r, &kl, &vl)) > 0) {
 		if (!t && (rc = ut_begin(db, 0, &t)))
 			break;
-		rc = ut_put(t, r->buf, kl, r->buf + kl, vl);
+		if (got == 2) {
+			if ((rc = ut_table_open(t, (char *)r->buf, UT_CREATE, &tb))) {
+				warnx("%s:%lld: table '%s'", r->name, r->lineno,
+				      (char *)r->buf);
+				break;
+			}
+			continue;
+		}
+		rc = ut_tput(t, tb, r->buf, kl, r->buf + kl, vl);
 		if (rc) {
 			warnx("%s:%lld: put failed", r->name, r->lineno);
 			break;
@@ -705,7 +804,7 @@ static int load_records(ut_db *db, struct reader *r, long batch, int *ex)
 				progress(r->records, total > 0 ? ftello(r->in) : 0, total, 0);
 		}
 	}
-	if (got < 0)
+	if (got < 0 && !*ex)
 		*ex = EXIT_ERROR;
 	if (t) {
 		if (rc || *ex)
@@ -775,16 +874,15 @@ static int cmd_load(int argc, char **argv, long batch)
 	return close_db(db, argv[0], ex);
 }
 
-/* Write every record of t to out in the dump format. */
-static int dump_records(ut_txn *t, FILE *out)
+/* Write every record of table tb (NULL: the default one) of t to out in
+ * the dump format's record lines; *n counts them. */
+static int dump_table(ut_txn *t, ut_table *tb, FILE *out, long long *n)
 {
 	ut_cursor *c;
-	long long n = 0;
-	int rc = ut_cursor_open(t, &c);
+	int rc = ut_tcursor_open(t, tb, &c);
 
 	if (rc)
 		return rc;
-	fprintf(out, "%s%d\n", DUMP_MAGIC, DUMP_VERSION);
 	rc = ut_cursor_seek(c, NULL, 0);
 	while (rc == UT_OK) {
 		const void *k, *v;
@@ -796,11 +894,39 @@ static int dump_records(ut_txn *t, FILE *out)
 		putc_unlocked(' ', out);
 		put_hex(out, v, vl);
 		putc_unlocked('\n', out);
-		n++;
+		(*n)++;
 		rc = ut_cursor_next(c);
 	}
 	ut_cursor_close(c);
-	if (rc != UT_NOTFOUND)
+	return rc == UT_NOTFOUND ? UT_OK : rc;
+}
+
+/* Write t to out in the dump format: version 1 when it has no named
+ * tables (or --table picks one), else version 2 with every table. */
+static int dump_records(ut_txn *t, ut_table *tb, FILE *out)
+{
+	ut_table_info ti;
+	long long n = 0;
+	int rc = tb ? UT_NOTFOUND : ut_table_next(t, NULL, &ti);
+
+	if (rc != UT_OK && rc != UT_NOTFOUND)
+		return rc;
+	fprintf(out, "%s%d\n", DUMP_MAGIC,
+		rc == UT_OK ? DUMP_VERSION_TABLES : DUMP_VERSION);
+	if (rc == UT_NOTFOUND)
+		rc = dump_table(t, tb, out, &n);
+	else if ((rc = dump_table(t, NULL, out, &n)) == UT_OK)
+		do {
+			ut_table *nt;
+
+			fputs("table ", out);
+			put_hex(out, (const unsigned char *)ti.name, strlen(ti.name));
+			putc_unlocked('\n', out);
+			if ((rc = ut_table_open(t, ti.name, 0, &nt)) ||
+			    (rc = dump_table(t, nt, out, &n)))
+				break;
+		} while ((rc = ut_table_next(t, ti.name, &ti)) == UT_OK);
+	if (rc != UT_OK && rc != UT_NOTFOUND)
 		return rc; /* no end line: load refuses the partial dump */
 	fprintf(out, "end %lld\n", n);
 	return UT_OK;
@@ -821,7 +947,14 @@ static int cmd_dump(int argc, char **argv, long batch)
 		return close_db(db, argv[0], EXIT_ERROR);
 	rc = ut_begin(db, UT_RDONLY, &t);
 	if (!rc) {
-		rc = dump_records(t, out);
+		ut_table *tb;
+
+		if ((ex = table_of(t, argv[0], 0, &tb))) {
+			ut_abort(t);
+			ex = close_stream(out, path, ex);
+			return close_db(db, argv[0], ex);
+		}
+		rc = dump_records(t, tb, out);
 		ut_abort(t);
 	}
 	ex = rc ? fail_rc(rc, argv[0]) : EXIT_OK;
@@ -829,17 +962,29 @@ static int cmd_dump(int argc, char **argv, long batch)
 	return close_db(db, argv[0], ex);
 }
 
-/* Copy every record of src into dst in key order, batch per transaction:
+/* Copy every record of table name (NULL: the default one) of src into
+ * dst's table of that name (created) in key order, batch per transaction:
  * ascending inserts leave each leaf full. */
-static int copy_records(ut_txn *src, ut_db *dst, long batch, long long *n)
+static int copy_table(ut_txn *src, const char *name, ut_db *dst, long batch,
+		      long long *n)
 {
 	ut_cursor *c;
 	ut_txn *t = NULL;
+	ut_table *stb = NULL, *dtb = NULL;
 	long in_txn = 0;
-	int rc = ut_cursor_open(src, &c);
+	int rc = name ? ut_table_open(src, name, 0, &stb) : UT_OK;
 
-	if (rc)
+	if (rc || (rc = ut_tcursor_open(src, stb, &c)))
 		return rc;
+	if (name) { /* created even when empty */
+		if ((rc = ut_begin(dst, 0, &t)) ||
+		    (rc = ut_table_open(t, name, UT_CREATE, &dtb))) {
+			ut_cursor_close(c);
+			if (t)
+				ut_abort(t);
+			return rc;
+		}
+	}
 	rc = ut_cursor_seek(c, NULL, 0);
 	while (rc == UT_OK) {
 		const void *k, *v;
@@ -849,7 +994,7 @@ static int copy_records(ut_txn *src, ut_db *dst, long batch, long long *n)
 			break;
 		if (!t && (rc = ut_begin(dst, 0, &t)))
 			break;
-		if ((rc = ut_put(t, k, kl, v, vl)))
+		if ((rc = ut_tput(t, dtb, k, kl, v, vl)))
 			break;
 		(*n)++;
 		if (++in_txn >= batch) {
@@ -866,6 +1011,20 @@ static int copy_records(ut_txn *src, ut_db *dst, long batch, long long *n)
 		rc = t ? ut_commit(t) : UT_OK;
 	else if (t)
 		ut_abort(t);
+	return rc;
+}
+
+/* Every table of src: the default one, then the named ones. */
+static int copy_records(ut_txn *src, ut_db *dst, long batch, long long *n)
+{
+	ut_table_info ti;
+	int rc = copy_table(src, NULL, dst, batch, n);
+
+	for (const char *after = NULL; rc == UT_OK; after = ti.name) {
+		if ((rc = ut_table_next(src, after, &ti)))
+			return rc == UT_NOTFOUND ? UT_OK : rc;
+		rc = copy_table(src, ti.name, dst, batch, n);
+	}
 	return rc;
 }
 
@@ -956,6 +1115,31 @@ static int cmd_check(int argc, char **argv, long batch)
 	}
 	if (rc)
 		return fail_rc(rc, argv[0]);
+	if (g.table) { /* the table must exist; its counts are printed */
+		ut_table_info ti;
+		ut_table *tb;
+		ut_txn *t;
+
+		rc = ut_begin(db, UT_RDONLY, &t);
+		if (rc) {
+			ex = fail_rc(rc, argv[0]);
+		} else {
+			if (!(ex = table_of(t, argv[0], 0, &tb))) {
+				if ((rc = ut_table_stat(t, tb, &ti)))
+					ex = fail_rc(rc, argv[0]);
+				else
+					printf("%s: table %s: %llu keys, %llu pages\n",
+					       argv[0], ti.name,
+					       (unsigned long long)ti.keys,
+					       (unsigned long long)ti.pages);
+			}
+			ut_abort(t);
+		}
+		if (ex) {
+			(void)ut_close(db);
+			return ex;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	rc = ut_check(db, stdout, &r);
 	if (rc == UT_OK) {
@@ -979,6 +1163,29 @@ static int cmd_check(int argc, char **argv, long batch)
 	if (rc && ex == EXIT_OK)
 		ex = fail_rc(rc, argv[0]);
 	return ex;
+}
+
+static int cmd_tables(int argc, char **argv, long batch)
+{
+	ut_table_info ti;
+	ut_db *db;
+	ut_txn *t;
+	int rc, ex;
+
+	(void)argc; (void)batch;
+	if ((ex = open_db(argv[0], 0, READER, &db)))
+		return ex;
+	if ((rc = ut_begin(db, UT_RDONLY, &t)))
+		return close_db(db, argv[0], fail_rc(rc, argv[0]));
+	for (rc = ut_table_next(t, NULL, &ti); rc == UT_OK;
+	     rc = ut_table_next(t, ti.name, &ti)) {
+		put_escaped(stdout, (const unsigned char *)ti.name, strlen(ti.name));
+		printf("\t%llu\t%llu\n", (unsigned long long)ti.keys,
+		       (unsigned long long)ti.pages);
+	}
+	ut_abort(t);
+	ex = rc != UT_NOTFOUND ? fail_rc(rc, argv[0]) : EXIT_OK;
+	return close_db(db, argv[0], ex);
 }
 
 static int cmd_stats(int argc, char **argv, long batch)
@@ -1143,20 +1350,24 @@ static const struct cmd cmds[] = {
 	  "usage: untorn load [--batch N] DB [FILE]\n"
 	  "Put the records of FILE (default stdin) into DB, one transaction per\n"
 	  "N records (default 1000); existing keys are overwritten.  FILE is a\n"
-	  "dump (first line \"untorn-dump 1\", see dump) or escaped KEY<TAB>VALUE\n"
+	  "dump (first line \"untorn-dump 1\" or 2, see dump) or escaped KEY<TAB>VALUE\n"
 	  "lines (the scan format; blank lines skipped).  Shows progress on\n"
 	  "stderr when it is a terminal.  On an error (a malformed line, a dump\n"
 	  "without its end line) the current batch is aborted; earlier batches\n"
 	  "stay committed.\n" },
 	{ "dump", 1, 2, cmd_dump,
-	  "usage: untorn dump DB [FILE]\n"
+	  "usage: untorn dump [--table NAME] DB [FILE]\n"
 	  "Write every record of DB to FILE (default stdout) in the dump format,\n"
 	  "version 1, from one read transaction:\n"
 	  "  untorn-dump 1\n"
 	  "  KEYHEX VALUEHEX    one line per record, in key order, bytes as\n"
 	  "                     lowercase hex (VALUEHEX empty for an empty value)\n"
 	  "  end N              N = the number of records\n"
-	  "`untorn load` reads it back byte for byte; a dump without its end line\n"
+	  "A database with named tables is written as version 2: \"untorn-dump 2\",\n"
+	  "the default table's records, then per table in name order a line\n"
+	  "\"table NAMEHEX\" and its records; N counts every record.  With\n"
+	  "--table, only that table, as version 1.  `untorn load` reads either\n"
+	  "back byte for byte, tables included; a dump without its end line\n"
 	  "(cut short) is refused.\n" },
 	{ "compact", 2, 2, cmd_compact,
 	  "usage: untorn compact [--batch N] DB DEST\n"
@@ -1172,6 +1383,11 @@ static const struct cmd cmds[] = {
 	  "usage: untorn check DB\n"
 	  "Verify every page checksum and every B+tree invariant.  Problems are\n"
 	  "listed one per line, then a summary.  Exit 0 clean, 2 corrupt.\n" },
+	{ "tables", 1, 1, cmd_tables,
+	  "usage: untorn tables DB\n"
+	  "List the named tables of DB in name order, one NAME<TAB>KEYS<TAB>PAGES\n"
+	  "line each (NAME escaped as scan's keys; counts from the catalog, no\n"
+	  "scan).  The default table is not listed.\n" },
 	{ "stats", 1, 1, cmd_stats,
 	  "usage: untorn stats DB\n"
 	  "Open DB and print its ut_stats fields as NAME<TAB>VALUE lines.\n" },
@@ -1257,7 +1473,7 @@ int main(int argc, char **argv)
 			memcpy(name, a, nl);
 			name[nl] = 0;
 			if (strcmp(name, "--protect") && strcmp(name, "--cache") &&
-			    strcmp(name, "--batch")) {
+			    strcmp(name, "--batch") && strcmp(name, "--table")) {
 				warnx("unknown option '%s' (try --help)", a);
 				return EXIT_USAGE;
 			}
@@ -1269,7 +1485,14 @@ int main(int argc, char **argv)
 				warnx("%s needs a value", name);
 				return EXIT_USAGE;
 			}
-			if (!strcmp(name, "--protect")) {
+			if (!strcmp(name, "--table")) {
+				if (!*val || strlen(val) > UT_TABLE_NAME_MAX) {
+					warnx("--table: a name is 1..%u bytes",
+					      UT_TABLE_NAME_MAX);
+					return EXIT_USAGE;
+				}
+				g.table = val;
+			} else if (!strcmp(name, "--protect")) {
 				if (parse_protect(val, &g.opt.protect)) {
 					warnx("--protect: '%s' is not auto, atomic, "
 					      "doublewrite or unsafe", val);

@@ -24,8 +24,8 @@
 #define REC_TARGET (64u * 1024u) /* pack deltas into records up to this size */
 #define REC_MAX_BYTES (UT_WAL_REC_HDR + REC_TARGET + 8u) /* a sealed record */
 #define STREAM_BYTES (8u << 20) /* a bigger transaction streams (below) */
-#define GROW_MIN (64u * 1024u)    /* direct logs grow ahead in steps ... */
-#define GROW_MAX (8u << 20)       /* ... of the file's size, within these */
+#define GROW_MIN (64u * 1024u)    /* direct logs keep this much room ahead */
+#define GROW_PIECE (16u * 1024u)  /* ... zero-filled at most this much a write */
 #define NO_BLOCK UINT64_MAX
 
 _Static_assert(UT_WAL_DATA_OFF == 2 * WAL_SLOT_BYTES, "two header slots");
@@ -62,6 +62,15 @@ struct ut_wal {
 	int flushing;   /* a leader is writing/syncing */
 	int streaming;  /* an append is handing its records out (see below) */
 	int failed;     /* 0 or the code that failed the handle */
+	int created;    /* this open started a new log (create_log) */
+	/* ut_wal_recover in progress (for ut_wal_recover_decide): the file's
+	 * size, the redo start, the start of the transaction being replayed
+	 * and the transactions replayed before it; decided: 1 once the rest
+	 * of the log was found to end where recovery may accept. */
+	struct {
+		int on, decided;
+		uint64_t size, from_lsn, txn_start, replayed;
+	} rcv;
 	/* Threads in ut_wal_flush_to whose LSN is not yet durable, and the
 	 * largest such LSN since their count was last zero (the page
 	 * cleaner lets them go first: ut_wal_sync_waiting). */
@@ -306,31 +315,39 @@ static int log_write(ut_wal *w, const void *buf, size_t len, uint64_t off,
 	return UT_OK;
 }
 
-/* Direct handles: after a small write (under GROW_MIN) that reached the
- * file's end, zero-fill ahead of it, doubling the file (GROW_MIN..GROW_MAX
- * a step).  Small commits then overwrite written blocks, and the zeros cost
- * about as many bytes as their records.  A large write extends the file
- * itself: its one size update is cheap beside its bytes, and zeros ahead of
- * it would double them.  Best effort: on a full disk the file just stays
- * shorter; the log works either way. */
+/* Direct handles: after a small write (under GROW_MIN), keep GROW_MIN of
+ * zeros ahead of the log's end.  Small commits then overwrite written
+ * blocks and their fdatasync carries no size change but once per piece.
+ * The zeros go out a piece at a time, at least as much as the write used
+ * up (so the room never shrinks) and GROW_PIECE for a small one: a write
+ * queued behind zeros on the device waits for them, and on a slow device
+ * (the VM benchmark's, 1.5 MB/s) the 256 KiB one write put there when
+ * the log doubled held the next commit back ~200 ms (issue 31); a piece
+ * costs a commit about one page write, and comes once per 16 KiB of
+ * records.  A large write extends the file itself: its one size update is
+ * cheap beside its bytes, and zeros ahead of it would double them.  Best
+ * effort: on a full disk the file just stays shorter; the log works
+ * either way. */
 static void grow_ahead(ut_wal *w, uint64_t end, size_t len)
 {
-	static const size_t chunk = 256 * 1024;
 	uint32_t al = w->f->dio_align;
-	uint64_t step = w->file_size, to;
+	uint64_t e = (end + al - 1) & ~(uint64_t)(al - 1), at, to;
 	unsigned char *zeros;
 
-	if (!w->f->direct || len >= GROW_MIN ||
-	    ((end + al - 1) & ~(uint64_t)(al - 1)) < w->file_size)
-		return;
-	step = step < GROW_MIN ? GROW_MIN : step > GROW_MAX ? GROW_MAX : step;
-	to = (end + step + GROW_MIN - 1) / GROW_MIN * GROW_MIN;
-	zeros = ut_io_alloc(chunk);
-	if (!zeros)
+	if (!w->f->direct || len >= GROW_MIN || w->file_size >= e + GROW_MIN)
 		return;
 	/* a lazy write may have left the size unaligned: past it is a hole */
-	for (uint64_t at = (w->file_size + al - 1) & ~(uint64_t)(al - 1); at < to;) {
-		size_t n = to - at < chunk ? (size_t)(to - at) : chunk;
+	at = (w->file_size + al - 1) & ~(uint64_t)(al - 1);
+	if (at < e)
+		at = e;
+	/* to a GROW_PIECE boundary (whole filesystem blocks) */
+	to = (at + (len > GROW_PIECE ? len : 1) + GROW_PIECE - 1) / GROW_PIECE *
+	     GROW_PIECE;
+	zeros = ut_io_alloc(GROW_PIECE);
+	if (!zeros)
+		return;
+	while (at < to) {
+		size_t n = to - at < GROW_PIECE ? (size_t)(to - at) : GROW_PIECE;
 
 		if (ut_file_write(w->f, zeros, n, at, 0) != UT_OK)
 			break;
@@ -384,6 +401,7 @@ static int create_log(ut_wal *w)
 
 	if (!blk)
 		return UT_ENOMEM;
+	w->created = 1;
 	w->epoch = 1;
 	w->salt = new_salt(1);
 	w->start_lsn = w->cfg.initial_lsn;
@@ -871,6 +889,11 @@ uint64_t ut_wal_sync_waiting(ut_wal *w)
 	return lsn;
 }
 uint64_t ut_wal_next_lsn(ut_wal *w) { return read_locked(w, &w->next_lsn); }
+
+int ut_wal_created(ut_wal *w)
+{
+	return w->created;
+}
 
 int ut_wal_failed(ut_wal *w)
 {
@@ -1377,6 +1400,116 @@ static int append_copy(unsigned char **buf, size_t *len, size_t *cap,
 	return UT_OK;
 }
 
+/* A bad record at off (expected LSN lsn) with valid records of this log
+ * after it: recovery refuses (UT_ECORRUPT, detail set).  txn_start: the
+ * first LSN not replayed. */
+static int refuse_damage(ut_wal *w, uint64_t off, uint64_t lsn,
+			 uint64_t txn_start, uint64_t lost_end, uint64_t replayed)
+{
+	ut_set_errdetail("%s: log record at offset %llu (LSN %llu) is damaged, "
+			 "but valid records of this log follow it: committed "
+			 "transactions in LSN range [%llu, %llu) cannot be "
+			 "replayed (%llu replayed before it); log left untouched",
+			 w->path, (unsigned long long)off, (unsigned long long)lsn,
+			 (unsigned long long)txn_start, (unsigned long long)lost_end,
+			 (unsigned long long)replayed);
+	return UT_ECORRUPT;
+}
+
+/* The log ends at end (the last whole transaction): UT_OK when recovery
+ * may accept that, else UT_ECORRUPT with the detail set. */
+static int check_end(ut_wal *w, uint64_t from_lsn, uint64_t end, uint64_t size)
+{
+	if (off_of(w, end) > size) {
+		ut_set_errdetail("%s: redo start %llu lies beyond the end of the "
+				 "log (LSN %llu): durable log records are missing",
+				 w->path, (unsigned long long)from_lsn,
+				 (unsigned long long)(w->start_lsn + size -
+						      UT_WAL_DATA_OFF));
+		return UT_ECORRUPT;
+	}
+	if (w->need_end > end) {
+		/* A page (or header) vouches that the log was durable further:
+		 * what is missing was acknowledged. */
+		ut_set_errdetail("%s: the log ends at LSN %llu, but %s carries LSN "
+				 "%llu: durable log records in LSN range [%llu, %llu) "
+				 "are missing (log damaged or cut short); log left "
+				 "untouched",
+				 w->path, (unsigned long long)end, w->need_what,
+				 (unsigned long long)w->need_end,
+				 (unsigned long long)end,
+				 (unsigned long long)w->need_end);
+		return UT_ECORRUPT;
+	}
+	return UT_OK;
+}
+
+/* Walk the log from lsn (a transaction's start) to its end as recovery
+ * will, applying nothing: UT_OK if recovery will accept where it ends,
+ * UT_ECORRUPT (detail set) if it will refuse, or an I/O error. */
+static int walk_to_end(ut_wal *w, uint64_t lsn, uint64_t from_lsn,
+		       uint64_t size, uint64_t replayed)
+{
+	reader rd = {0};
+	uint64_t txn_start = lsn, deltas = 0;
+	int rc = UT_OK;
+
+	rd.f = w->f;
+	for (;;) {
+		uint64_t off = off_of(w, lsn), lost_end = 0;
+		const unsigned char *p;
+		size_t plen;
+		int later;
+
+		if (off >= size)
+			break;
+		p = record_at(&rd, off, lsn, w->salt, &plen, &rc);
+		if (!p)
+			goto out;
+		if (plen && p[4] == REC_COMMIT &&
+		    !commit_matches(p, txn_start, deltas))
+			plen = 0;
+		if (plen) {
+			lsn += plen;
+			if (p[4] == REC_DELTA) {
+				deltas += get32(p + 12);
+			} else {
+				replayed++;
+				deltas = 0;
+				txn_start = lsn;
+			}
+			continue;
+		}
+		later = later_evidence(w, &rd, off, lsn, size, &lost_end);
+		if (later < 0)
+			rc = later;
+		else if (later)
+			rc = refuse_damage(w, off, lsn, txn_start, lost_end,
+					   replayed);
+		if (later)
+			goto out;
+		break;
+	}
+	rc = check_end(w, from_lsn, txn_start, size);
+out:
+	free(rd.buf);
+	return rc;
+}
+
+int ut_wal_recover_decide(ut_wal *w)
+{
+	int rc;
+
+	if (!w->rcv.on)
+		return UT_EINVAL;
+	if (w->rcv.decided)
+		return UT_OK;
+	rc = walk_to_end(w, w->rcv.txn_start, w->rcv.from_lsn, w->rcv.size,
+			 w->rcv.replayed);
+	w->rcv.decided = rc == UT_OK;
+	return rc;
+}
+
 int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		   int (*apply)(void *ctx, uint64_t lsn, const ut_wal_delta *d),
 		   void *ctx, ut_wal_recovery_info *info)
@@ -1420,6 +1553,12 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	}
 	inf.start_lsn = lsn = txn_start = from_lsn;
 	inf.stop_reason = UT_WAL_STOP_END;
+	w->rcv.on = 1;
+	w->rcv.decided = 0;
+	w->rcv.size = size;
+	w->rcv.from_lsn = from_lsn;
+	w->rcv.txn_start = from_lsn;
+	w->rcv.replayed = 0;
 	ah.rd.f = w->f;
 	ah.lsn = from_lsn;
 	rd.from = &ah.rd;
@@ -1467,6 +1606,8 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 			txn_deltas = 0;
 			spilled = 0;
 			txn_start = lsn;
+			w->rcv.txn_start = lsn;
+			w->rcv.replayed = inf.txns_replayed;
 			continue;
 		}
 		inf.bad_offset = off;
@@ -1478,16 +1619,8 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		}
 		if (later) {
 			inf.stop_reason = UT_WAL_STOP_CORRUPT;
-			rc = UT_ECORRUPT;
-			ut_set_errdetail(
-				"%s: log record at offset %llu (LSN %llu) is damaged, "
-				"but valid records of this log follow it: committed "
-				"transactions in LSN range [%llu, %llu) cannot be "
-				"replayed (%llu replayed before it); log left untouched",
-				w->path, (unsigned long long)off,
-				(unsigned long long)lsn, (unsigned long long)txn_start,
-				(unsigned long long)lost_end,
-				(unsigned long long)inf.txns_replayed);
+			rc = refuse_damage(w, off, lsn, txn_start, lost_end,
+					   inf.txns_replayed);
 			goto out;
 		}
 		inf.stop_reason = UT_WAL_STOP_TAIL;
@@ -1497,31 +1630,9 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 	if (txn_start != lsn)
 		inf.txns_discarded = 1;
 	inf.end_lsn = txn_start;
-	if (off_of(w, txn_start) > size) {
-		rc = UT_ECORRUPT;
+	if ((rc = check_end(w, from_lsn, txn_start, size))) {
 		inf.stop_reason = UT_WAL_STOP_CORRUPT;
-		inf.bad_lsn = from_lsn;
-		ut_set_errdetail("%s: redo start %llu lies beyond the end of the "
-				 "log (LSN %llu): durable log records are missing",
-				 w->path, (unsigned long long)from_lsn,
-				 (unsigned long long)(w->start_lsn + size -
-						      UT_WAL_DATA_OFF));
-		goto out;
-	}
-	if (w->need_end > txn_start) {
-		/* A page (or header) vouches that the log was durable further:
-		 * what is missing was acknowledged. */
-		rc = UT_ECORRUPT;
-		inf.stop_reason = UT_WAL_STOP_CORRUPT;
-		inf.bad_lsn = txn_start;
-		ut_set_errdetail("%s: the log ends at LSN %llu, but %s carries LSN "
-				 "%llu: durable log records in LSN range [%llu, %llu) "
-				 "are missing (log damaged or cut short); log left "
-				 "untouched",
-				 w->path, (unsigned long long)txn_start, w->need_what,
-				 (unsigned long long)w->need_end,
-				 (unsigned long long)txn_start,
-				 (unsigned long long)w->need_end);
+		inf.bad_lsn = off_of(w, txn_start) > size ? from_lsn : txn_start;
 		goto out;
 	}
 	/* Recovery has decided the log ends here: only now cut what follows
@@ -1562,6 +1673,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 out:
 	if (rc == UT_ECORRUPT)
 		w->failed = UT_ECORRUPT; /* refuse appends over the evidence */
+	w->rcv.on = 0;
 	pthread_mutex_unlock(&w->mu);
 	free(rd.buf);
 	free(ah.rd.buf);

@@ -115,8 +115,10 @@
  *    (f->dio_align), the partial block before a batch rewritten with its
  *    own bytes, the rest of its last block zeroed, and the file is kept
  *    ahead of small batches (under 64 KiB) by zero-filled growth
- *    (doubling, 64 KiB to 8 MiB a step, best effort), so their fdatasync
- *    has no metadata to write; a larger batch extends the file itself.
+ *    (64 KiB of room, zeroed at most 16 KiB a batch, best effort), so
+ *    their fdatasync has no metadata to write but once per 16 KiB, and no
+ *    batch waits on the device behind a large write of zeros; a larger
+ *    batch extends the file itself.
  *    Recovery takes zeros after the last commit for that room, not for a
  *    torn tail: it keeps them and reports a clean end.  Buffered, a batch
  *    write rewrites the last partial 4 KiB sector of the durable log with
@@ -232,6 +234,15 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 void ut_wal_set_prefetch(ut_wal *w, void (*hint)(void *ctx, uint32_t pgno),
 			 void *ctx);
 
+/* From inside ut_wal_recover's apply callback only (the log's mutex is
+ * held): will recovery accept where the log ends?  Walks the rest of the
+ * log, from the transaction being replayed, as recovery will, applying
+ * nothing: UT_OK (remembered: later calls are free), or UT_ECORRUPT with
+ * the ut_errdetail recovery would give (or an I/O error).  The caller
+ * asks before it changes any file with what it replayed, so that a
+ * refused recovery changes nothing. */
+int ut_wal_recover_decide(ut_wal *w);
+
 /* Evidence from outside the log (what: e.g. "page 7 of PATH") that the log
  * was durable up to lsn: ut_wal_recover then refuses (UT_ECORRUPT) to end
  * below it instead of cutting a tail.  Call before ut_wal_recover; the
@@ -258,6 +269,9 @@ uint64_t ut_wal_sync_waiting(ut_wal *w);
 uint64_t ut_wal_next_lsn(ut_wal *w);
 /* 0, or the code that failed the handle (see "Failure" above). */
 int ut_wal_failed(ut_wal *w);
+/* 1 when ut_wal_open started a new log: the file was missing, empty, or
+ * held only the zeros of a creation cut short (nothing to replay). */
+int ut_wal_created(ut_wal *w);
 
 /* The engine has made every change below redo_lsn durable in the data file
  * and recorded redo_lsn durably; redo_lsn must be a commit LSN (or the log

@@ -24,6 +24,8 @@
 #   -t SECS       timeout; QEMU is always killed after it (default 300)
 #   -m MEM        guest RAM (default 1536M)      -c N  vCPUs (default 2)
 #   -P PIDFILE    write QEMU's pid here (for a crash harness that kills it)
+#   -Q SOCKET     a QMP monitor on this unix socket (e.g. to change a disk's
+#                 throttle while the guest runs: crashtests/qmp-throttle.py)
 #   -o DIR        keep run files (console.log, out.log) in DIR (default: temp,
 #                 removed unless KEEP=1)
 #   VERBOSE=1     also copy the kernel console to stderr live
@@ -51,9 +53,10 @@ mem=${VM_MEM:-1536M}
 cpus=${VM_CPUS:-2}
 pidfile=""
 rundir=""
+qmp=()
 
-usage() { sed -n '2,38p' "$0" >&2; exit 2; }
-while getopts "k:i:f:a:d:D:W:x:t:m:c:P:o:h" opt; do
+usage() { sed -n '2,40p' "$0" >&2; exit 2; }
+while getopts "k:i:f:a:d:D:W:x:t:m:c:P:Q:o:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
@@ -67,6 +70,7 @@ while getopts "k:i:f:a:d:D:W:x:t:m:c:P:o:h" opt; do
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	P) pidfile=$OPTARG ;;
+	Q) qmp=(-qmp "unix:$OPTARG,server=on,wait=off") ;;
 	o) rundir=$OPTARG ;;
 	*) usage ;;
 	esac
@@ -151,7 +155,7 @@ boot_once() {
 		-device virtio-serial-pci,id=vser0 \
 		-chardev "file,id=untornout,path=$out,append=on" \
 		-device virtconsole,chardev=untornout,name=untorn.out \
-		"${qdisk[@]}" "${qpid[@]}" \
+		"${qdisk[@]}" "${qpid[@]}" "${qmp[@]}" \
 		</dev/null >"$rundir/qemu.stderr" 2>&1; echo $? >"$rundir/qemu.rc"; } 2>/dev/null &
 	tpid=$!
 	trap '[ -s "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null' INT TERM HUP
@@ -161,7 +165,9 @@ boot_once() {
 	fi
 
 	# Stream the guest output; drop the marker (and the blank line before it).
-	tail -n +1 -F --pid=$tpid "$out" 2>/dev/null | {
+	# tail checks every -s seconds whether QEMU is gone (default 1 s: up
+	# to a second lost per boot, which a crash harness pays on every kill).
+	tail -n +1 -F -s 0.1 --pid=$tpid "$out" 2>/dev/null | {
 		blank=0
 		while IFS= read -r line || [ -n "$line" ]; do
 			line=${line%$'\r'}

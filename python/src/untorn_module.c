@@ -44,6 +44,7 @@
 static PyObject *Error;          /* untorn.Error: base, .code and .detail */
 static PyObject *ClosedError;    /* use after close / end (Python side) */
 static PyObject *BusyError;      /* UT_EBUSY and the thread rules above */
+static PyObject *NoTableError;   /* a table named for a read that is absent */
 
 struct code_class {
 	int code;
@@ -172,6 +173,45 @@ struct IterObject {
 };
 
 static PyTypeObject DbType, TxnType, IterType;
+
+/* The table named by name (None: the default table, *tb NULL) in txn,
+ * created when create is set: 0, or -1 with an exception (NoTableError,
+ * a KeyError, when it does not exist).  str names are UTF-8. */
+static int table_arg(TxnObject *txn, PyObject *name, int create, ut_table **tb)
+{
+	const char *s;
+	int rc;
+
+	*tb = NULL;
+	if (!name || name == Py_None)
+		return 0;
+	if (PyUnicode_Check(name)) {
+		s = PyUnicode_AsUTF8(name);
+	} else if (PyBytes_Check(name)) {
+		s = PyBytes_AS_STRING(name);
+		if (strlen(s) != (size_t)PyBytes_GET_SIZE(name)) {
+			PyErr_SetString(PyExc_ValueError, "table name holds a NUL byte");
+			return -1;
+		}
+	} else {
+		PyErr_SetString(PyExc_TypeError, "table name must be str or bytes");
+		return -1;
+	}
+	if (!s)
+		return -1;
+	Py_BEGIN_ALLOW_THREADS
+	rc = ut_table_open(txn->t, s, create ? UT_CREATE : 0, tb);
+	Py_END_ALLOW_THREADS
+	if (rc == UT_NOTFOUND) {
+		PyErr_Format(NoTableError, "no table %R", name);
+		return -1;
+	}
+	if (rc) {
+		raise_ut(rc);
+		return -1;
+	}
+	return 0;
+}
 
 /* ------------------------------------------------------------ byte args */
 
@@ -769,6 +809,8 @@ static PyObject *db_get_path(DbObject *self, void *unused)
 	return self->path;
 }
 
+static PyObject *table_view(PyObject *self, PyObject *name);
+
 static PyMethodDef db_methods[] = {
 	{"begin", (PyCFunction)(void (*)(void))db_begin,
 	 METH_VARARGS | METH_KEYWORDS,
@@ -782,6 +824,8 @@ static PyMethodDef db_methods[] = {
 	 "Write every dirty page through the protection mode."},
 	{"check", (PyCFunction)db_check, METH_NOARGS,
 	 "Verify every page and B+tree invariant; a dict with 'ok'."},
+	{"table", (PyCFunction)table_view, METH_O,
+	 "table(name): untorn.Table(self, name), each call its own transaction."},
 	{"backup", (PyCFunction)db_backup, METH_O,
 	 "backup(dest): copy the database as of one snapshot to the new file\n"
 	 "dest (which, with dest-wal and dest-dw, must not exist) while\n"
@@ -813,20 +857,27 @@ static PyTypeObject DbType = {
 
 static PyObject *txn_get(TxnObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"key", "default", NULL};
-	PyObject *key, *dflt = Py_None, *res;
+	static char *kwlist[] = {"key", "default", "table", NULL};
+	PyObject *key, *dflt = Py_None, *res, *table = NULL;
+	ut_table *tb;
 	Py_buffer k;
 	void *val = NULL;
 	size_t vlen = 0;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:get", kwlist, &key, &dflt))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$O:get", kwlist, &key,
+					 &dflt, &table))
 		return NULL;
 	if (!txn_usable(self) || get_bytes(key, &k, "key") < 0)
 		return NULL;
 	txn_enter(self);
+	if (table_arg(self, table, 0, &tb) < 0) {
+		PyBuffer_Release(&k);
+		txn_leave(self);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	rc = ut_get(self->t, k.buf, (size_t)k.len, &val, &vlen);
+	rc = ut_tget(self->t, tb, k.buf, (size_t)k.len, &val, &vlen);
 	Py_END_ALLOW_THREADS
 	PyBuffer_Release(&k);
 	if (rc < 0) {
@@ -844,13 +895,16 @@ static PyObject *txn_get(TxnObject *self, PyObject *args, PyObject *kw)
 	return res;
 }
 
-static PyObject *txn_put(TxnObject *self, PyObject *args)
+static PyObject *txn_put(TxnObject *self, PyObject *args, PyObject *kw)
 {
-	PyObject *key, *value;
+	static char *kwlist[] = {"key", "value", "table", NULL};
+	PyObject *key, *value, *table = NULL;
+	ut_table *tb;
 	Py_buffer k, v;
 	int rc;
 
-	if (!PyArg_ParseTuple(args, "OO:put", &key, &value))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$O:put", kwlist, &key,
+					 &value, &table))
 		return NULL;
 	if (!txn_usable(self) || get_bytes(key, &k, "key") < 0)
 		return NULL;
@@ -859,8 +913,14 @@ static PyObject *txn_put(TxnObject *self, PyObject *args)
 		return NULL;
 	}
 	txn_enter(self);
+	if (table_arg(self, table, self->write, &tb) < 0) {
+		PyBuffer_Release(&k);
+		PyBuffer_Release(&v);
+		txn_leave(self);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	rc = ut_put(self->t, k.buf, (size_t)k.len, v.buf, (size_t)v.len);
+	rc = ut_tput(self->t, tb, k.buf, (size_t)k.len, v.buf, (size_t)v.len);
 	Py_END_ALLOW_THREADS
 	PyBuffer_Release(&k);
 	PyBuffer_Release(&v);
@@ -873,16 +933,27 @@ static PyObject *txn_put(TxnObject *self, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-static PyObject *txn_delete(TxnObject *self, PyObject *key)
+static PyObject *txn_delete(TxnObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = {"key", "table", NULL};
+	PyObject *key, *table = NULL;
+	ut_table *tb;
 	Py_buffer k;
 	int rc;
 
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:delete", kwlist, &key,
+					 &table))
+		return NULL;
 	if (!txn_usable(self) || get_bytes(key, &k, "key") < 0)
 		return NULL;
 	txn_enter(self);
+	if (table_arg(self, table, 0, &tb) < 0) {
+		PyBuffer_Release(&k);
+		txn_leave(self);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	rc = ut_del(self->t, k.buf, (size_t)k.len);
+	rc = ut_tdel(self->t, tb, k.buf, (size_t)k.len);
 	Py_END_ALLOW_THREADS
 	PyBuffer_Release(&k);
 	if (rc < 0)
@@ -968,19 +1039,22 @@ static PyObject *txn_exit_ctx(TxnObject *self, PyObject *args)
 }
 
 static PyObject *iter_new(TxnObject *txn, enum iter_yield what,
-			  PyObject *start, PyObject *stop, PyObject *prefix);
+			  PyObject *start, PyObject *stop, PyObject *prefix,
+			  PyObject *table);
 
 static PyObject *txn_range(TxnObject *self, PyObject *args, PyObject *kw,
 			   enum iter_yield what)
 {
-	static char *kwlist[] = {"start", "stop", "prefix", "reverse", NULL};
+	static char *kwlist[] = {"start", "stop", "prefix", "reverse", "table",
+				 NULL};
 	PyObject *start = NULL, *stop = NULL, *prefix = NULL, *it, *list;
+	PyObject *table = NULL;
 	int reverse = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOp", kwlist, &start,
-					 &stop, &prefix, &reverse))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOpO", kwlist, &start,
+					 &stop, &prefix, &reverse, &table))
 		return NULL;
-	if (!(it = iter_new(self, what, start, stop, prefix)))
+	if (!(it = iter_new(self, what, start, stop, prefix, table)))
 		return NULL;
 	if (!reverse)
 		return it;
@@ -1011,9 +1085,95 @@ static PyObject *txn_values(TxnObject *self, PyObject *args, PyObject *kw)
 	return txn_range(self, args, kw, YIELD_VALUES);
 }
 
+/* The named tables as txn sees them: [(name, keys, pages), ...]. */
+static PyObject *txn_tables(TxnObject *self, PyObject *unused)
+{
+	PyObject *list;
+	ut_table_info ti;
+	int rc;
+
+	(void)unused;
+	if (!txn_usable(self) || !(list = PyList_New(0)))
+		return NULL;
+	txn_enter(self);
+	for (rc = ut_table_next(self->t, NULL, &ti); rc == UT_OK;
+	     rc = ut_table_next(self->t, ti.name, &ti)) {
+		PyObject *e = Py_BuildValue("(sKK)", ti.name,
+					    (unsigned long long)ti.keys,
+					    (unsigned long long)ti.pages);
+
+		if (!e || PyList_Append(list, e) < 0) {
+			Py_XDECREF(e);
+			Py_DECREF(list);
+			txn_leave(self);
+			return NULL;
+		}
+		Py_DECREF(e);
+	}
+	txn_leave(self);
+	if (rc != UT_NOTFOUND) {
+		Py_DECREF(list);
+		return raise_ut(rc);
+	}
+	return list;
+}
+
+/* drop_table(name) and clear_table(name): NoTableError when absent. */
+static PyObject *table_op(TxnObject *self, PyObject *name, int drop)
+{
+	ut_table *tb;
+	int rc;
+
+	if (!txn_usable(self))
+		return NULL;
+	if (name == Py_None) {
+		PyErr_SetString(PyExc_TypeError, "a table name is needed");
+		return NULL;
+	}
+	txn_enter(self);
+	if (table_arg(self, name, 0, &tb) < 0) {
+		txn_leave(self);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = drop ? ut_table_drop(self->t, tb) : ut_table_clear(self->t, tb);
+	Py_END_ALLOW_THREADS
+	self->writes++;
+	txn_leave(self);
+	if (rc)
+		return raise_ut(rc);
+	Py_RETURN_NONE;
+}
+
+static PyObject *txn_drop_table(TxnObject *self, PyObject *name)
+{
+	return table_op(self, name, 1);
+}
+
+static PyObject *txn_clear_table(TxnObject *self, PyObject *name)
+{
+	return table_op(self, name, 0);
+}
+
+/* db.table(name) and txn.table(name): untorn.Table(self, name). */
+static PyObject *table_view(PyObject *self, PyObject *name)
+{
+	PyObject *mod = PyImport_ImportModule("untorn"), *cls, *res;
+
+	if (!mod)
+		return NULL;
+	cls = PyObject_GetAttrString(mod, "Table");
+	Py_DECREF(mod);
+	if (!cls)
+		return NULL;
+	res = PyObject_CallFunctionObjArgs(cls, self, name, NULL);
+	Py_DECREF(cls);
+	return res;
+}
+
 static PyObject *txn_iter(TxnObject *self)
 {
-	return iter_new(self, YIELD_KEYS, NULL, NULL, NULL);
+	return iter_new(self, YIELD_KEYS, NULL, NULL, NULL, NULL);
 }
 
 /* Freed while open: abort on the owner thread; elsewhere leak (see the
@@ -1055,8 +1215,17 @@ static PyObject *txn_get_active(TxnObject *self, void *unused)
 static PyMethodDef txn_methods[] = {
 	{"get", (PyCFunction)(void (*)(void))txn_get, METH_VARARGS | METH_KEYWORDS,
 	 "get(key, default=None) -> bytes or default"},
-	{"put", (PyCFunction)txn_put, METH_VARARGS, "put(key, value)"},
-	{"delete", (PyCFunction)txn_delete, METH_O,
+	{"put", (PyCFunction)(void (*)(void))txn_put, METH_VARARGS | METH_KEYWORDS,
+	 "put(key, value, *, table=None); a named table is created"},
+	{"tables", (PyCFunction)txn_tables, METH_NOARGS,
+	 "The named tables: [(name, keys, pages), ...] in name order."},
+	{"drop_table", (PyCFunction)txn_drop_table, METH_O,
+	 "drop_table(name): drop the table, its pages to the free list."},
+	{"clear_table", (PyCFunction)txn_clear_table, METH_O,
+	 "clear_table(name): delete every key of the table."},
+	{"table", (PyCFunction)table_view, METH_O,
+	 "table(name): untorn.Table(self, name), the table in this transaction."},
+	{"delete", (PyCFunction)(void (*)(void))txn_delete, METH_VARARGS | METH_KEYWORDS,
 	 "delete(key) -> True if the key was there"},
 	{"commit", (PyCFunction)txn_commit, METH_NOARGS, NULL},
 	{"abort", (PyCFunction)txn_abort, METH_NOARGS, NULL},
@@ -1100,10 +1269,12 @@ static PyTypeObject TxnType = {
 /* ------------------------------------------------------------ iterator */
 
 static PyObject *iter_new(TxnObject *txn, enum iter_yield what,
-			  PyObject *start, PyObject *stop, PyObject *prefix)
+			  PyObject *start, PyObject *stop, PyObject *prefix,
+			  PyObject *table)
 {
 	IterObject *it;
 	ut_cursor *c = NULL;
+	ut_table *tb;
 	int rc;
 
 	if (!txn_usable(txn))
@@ -1125,7 +1296,11 @@ static PyObject *iter_new(TxnObject *txn, enum iter_yield what,
 		Py_DECREF(it);
 		return NULL;
 	}
-	if ((rc = ut_cursor_open(txn->t, &c))) {
+	if (table_arg(txn, table, 0, &tb) < 0) {
+		Py_DECREF(it);
+		return NULL;
+	}
+	if ((rc = ut_tcursor_open(txn->t, tb, &c))) {
 		Py_DECREF(it);
 		return raise_ut(rc);
 	}
@@ -1347,6 +1522,17 @@ static int add_error_classes(PyObject *m)
 		Error, NULL);
 	if (!ClosedError || PyModule_AddObjectRef(m, "ClosedError", ClosedError) < 0)
 		return -1;
+	{
+		PyObject *bases = PyTuple_Pack(2, Error, PyExc_KeyError);
+
+		if (!bases)
+			return -1;
+		NoTableError = PyErr_NewException("untorn.NoTableError", bases, NULL);
+		Py_DECREF(bases);
+		if (!NoTableError ||
+		    PyModule_AddObjectRef(m, "NoTableError", NoTableError) < 0)
+			return -1;
+	}
 	return 0;
 }
 
