@@ -5,7 +5,7 @@ EXPECT=${1:?expect}
 AID=${2:?aid}
 # untorn.race_iters=N / untorn.race_rounds=N size race_tests (below);
 # untorn.race_only=1 runs race_tests alone (a quick developer pass).
-RACE_ITERS=100 RACE_ROUNDS=3 RACE_ONLY=0
+RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0
 for w in $(cat /proc/cmdline); do
 	case $w in
 	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
@@ -117,9 +117,9 @@ if [ "$RACE_ONLY" != 1 ]; then
 fi
 # Multi-block untorn writes vs other writers, and at the end of file
 # (race_tests): thousands of conversion races with no acknowledged byte lost
-# (untorn.race_iters=N on the kernel command line, default 100 per
+# (untorn.race_iters=N on the kernel command line, default 20 per
 # scenario), then rounds of a race ended by a shutdown without log flush
-# (untorn.race_rounds=N, default 3) and the end-of-file shutdown test,
+# (untorn.race_rounds=N, default 2) and the end-of-file shutdown test,
 # each followed by a remount (log recovery) and a check.
 remount() {  # remount NAME FSTYPE OPTS DEV
 	umount "/mnt/$1"

@@ -48,8 +48,8 @@ make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
 	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
 	"$HERE/guest.sh:/bin/guest.sh" || exit 1
-# Longer race runs: RACE_ITERS (per scenario, default 100) and RACE_ROUNDS
-# (shutdown rounds, default 3) reach guest.sh on the kernel command line.
+# Longer race runs: RACE_ITERS (per scenario, default 20) and RACE_ROUNDS
+# (shutdown rounds, default 2) reach guest.sh on the kernel command line.
 race_args=()
 [ -n "${RACE_ITERS:-}" ] && race_args+=(-a "untorn.race_iters=$RACE_ITERS")
 [ -n "${RACE_ROUNDS:-}" ] && race_args+=(-a "untorn.race_rounds=$RACE_ROUNDS")
