@@ -68,6 +68,10 @@ for mode in $(get modes); do
 	done
 	mstart=$(get "mode_start_$mode") mend=$(get "mode_end_$mode")
 	status=complete
+	# a job that stopped on a harness error (a boot without a verdict)
+	# ran fewer cycles than asked: its finished ones count, as when a
+	# pass is interrupted
+	grep -q '^HARNESS ERROR' "$out/summary.txt" 2>/dev/null && status=harness-error
 	if [ -z "$(get pass_end)" ] || [ -z "$mend" ]; then
 		status=interrupted
 		# cycle n's verdict came in boot n+1: its start bounds the pass

@@ -49,7 +49,10 @@ check "regenerated 0005, reworded Documentation: keys unchanged" test "$(keys)" 
 # a realtime-only change in 0010's xfs_iomap.c
 cp -r "$P" "$T/patches.orig"
 p10=$(ls "$P"/0010-*.patch)
-sed -i 's/^+	error = blkdev_issue_flush(xfs_inode_buftarg(ip)->bt_bdev);/+	error = blkdev_issue_flush(xfs_inode_buftarg(ip)->bt_bdev); \/* changed *\//' "$p10"
+# only the xfs_iomap.c diff's copy: 0010's xfs_file.c has the same line
+awk '/^diff --git/ { f = $3 }
+     f ~ /xfs_iomap\.c$/ && /^\+\terror = blkdev_issue_flush\(/ { $0 = $0 " /* changed */" }
+     { print }' "$p10" >"$p10.new" && mv "$p10.new" "$p10"
 k=$(keys)
 check "0010 xfs_iomap.c changed: xfsrt's key changes" test "$(key_of xfsrt "$k")" != "$(key_of xfsrt "$base")"
 check "0010 xfs_iomap.c changed: xfs16k's key stays" test "$(key_of xfs16k "$k")" = "$(key_of xfs16k "$base")"
@@ -107,6 +110,16 @@ check "ledger-add: status interrupted" grep -qx 'status=interrupted' "$d/meta.tx
 check "ledger-add: ends at the boot that gave the 3rd verdict" grep -q '^mode_end=2026-12-07T02:54:00Z' "$d/meta.txt"
 bash "$T/tree/crashtests/ledger-add.sh" --results "$R" "$out" >/dev/null 2>&1
 check "ledger-add: refuses to overwrite" test $? = 1
+
+# a pass whose job stopped on a harness error: its cycles, status says so
+out2=$T/out2
+cp -r "$out" "$out2"
+sed -i 's/^seed=5$/seed=6/' "$out2/meta.txt"
+printf 'mode_end_atomic=2026-12-07T02:55:00Z wall_s=300\npass_end=2026-12-07T02:55:01Z\nresult=FAIL\n' >>"$out2/meta.txt"
+printf 'HARNESS ERROR: a job stopped early (see the job logs)\nRESULT: FAIL\n' >"$out2/summary.txt"
+d2=$(bash "$T/tree/crashtests/ledger-add.sh" --results "$T/results2" "$out2")
+check "ledger-add: a harness error keeps its 3 cycles" test "$(grep -vc '^mode,' "$d2/cycles.csv")" = 3
+check "ledger-add: status harness-error" grep -qx 'status=harness-error' "$d2/meta.txt"
 
 # a second pass on an older kernel key
 mkdir -p "$R/2026-12-06/xfs16k-atomic-s4"

@@ -30,10 +30,64 @@ int pager_tx_add(ut_pager *p, struct frame *f)
 	return UT_OK;
 }
 
+void pager_shadow_drop(ut_pager *p, struct frame *f)
+{
+	if (!f->shadow)
+		return;
+	p->shadows[f->shadow_slot] = NULL;
+	p->nshadow--;
+	pager_buf_put(p, f->shadow);
+	f->shadow = NULL;
+}
+
+/* buf, an image of f's page equal to cur's data but in the blocks of
+ * stale, becomes f's shadow: the oldest shadow gives up its slot if the
+ * ring is full.  p->mu held. */
+static void shadow_keep(ut_pager *p, struct frame *f, uint8_t *buf,
+			uint64_t stale)
+{
+	struct frame *old = p->shadows[p->shadow_hand];
+
+	assert(!f->shadow);
+	if (old)
+		pager_shadow_drop(p, old);
+	f->shadow = buf;
+	f->shadow_stale = stale;
+	f->shadow_slot = p->shadow_hand;
+	p->shadows[p->shadow_hand] = f;
+	p->shadow_hand = (p->shadow_hand + 1) % SHADOW_MAX;
+	p->nshadow++;
+}
+
+/* Bring f's shadow up to date with cur: only the blocks that changed
+ * since it was an exact image (block 0 always: the LSN and CRC are
+ * stamped there outside any touched mask). */
+static void shadow_refresh(struct frame *f, uint8_t *copy)
+{
+	const uint8_t *src = f->cur->pg.data;
+	uint64_t m = f->shadow_stale | 1;
+
+	while (m) {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+		uint64_t rest = ~(m >> b); /* the run of blocks from b */
+		unsigned n = rest ? (unsigned)__builtin_ctzll(rest) : 64 - b;
+
+		memcpy(copy + (size_t)b * UT_TOUCH_BLOCK,
+		       src + (size_t)b * UT_TOUCH_BLOCK, (size_t)n * UT_TOUCH_BLOCK);
+		m = b + n >= 64 ? 0 : m & ~(((1ull << n) - 1) << b);
+	}
+#ifndef NDEBUG
+	/* checked against the full copy it replaces */
+	assert(memcmp(copy, src, UT_PAGE_SIZE) == 0);
+#endif
+}
+
 /* The writer's first change to f in the transaction: it gets a private
  * copy to change; cur stays the committed version for readers, the
- * cleaner and the log's pre-image. */
-static int write_locked(ut_pager *p, struct frame *f)
+ * cleaner and the log's pre-image.  The copy is f's shadow when it has
+ * one (the blocks changed since brought up to date), else a spare buffer
+ * filled whole -- or not at all when the caller rewrites the page whole. */
+static int write_locked(ut_pager *p, struct frame *f, int whole)
 {
 	uint8_t *copy;
 
@@ -42,14 +96,24 @@ static int write_locked(ut_pager *p, struct frame *f)
 	if (!p->in_txn)
 		return UT_EINVAL;
 	assert(f->valid && f->cur && f->pg.data == f->cur->pg.data);
-	copy = pager_buf_get(p);
-	if (!copy)
+	if (pager_tx_add(p, f))
 		return UT_ENOMEM;
-	if (pager_tx_add(p, f)) {
-		pager_buf_put(p, copy);
-		return UT_ENOMEM;
+	if (f->shadow) {
+		copy = f->shadow;
+		p->shadows[f->shadow_slot] = NULL;
+		p->nshadow--;
+		f->shadow = NULL;
+		if (!whole)
+			shadow_refresh(f, copy);
+	} else {
+		copy = pager_buf_get(p);
+		if (!copy) {
+			p->ntx--;
+			return UT_ENOMEM;
+		}
+		if (!whole)
+			memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
 	}
-	memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
 	f->pg.data = copy;
 	f->touched = 0;
 	f->txn = 1;
@@ -74,9 +138,35 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 		return UT_EFATAL;
 	}
 	pthread_mutex_lock(&p->mu);
-	rc = write_locked(p, f);
+	rc = write_locked(p, f, 0);
 	pthread_mutex_unlock(&p->mu);
 	return rc;
+}
+
+int ut_pager_write_whole(ut_pager *p, ut_pg *pg)
+{
+	struct frame *f = (struct frame *)pg;
+	int rc;
+
+	if (!f->txn) {
+		pthread_mutex_lock(&p->mu);
+		if (fatal_now(p)) {
+			pager_fatal_errdetail(p);
+			pthread_mutex_unlock(&p->mu);
+			return UT_EFATAL;
+		}
+		rc = write_locked(p, f, f->cur != NULL);
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			return rc;
+	}
+	if (f->cur)
+		f->touched = ~0ull;
+#ifndef NDEBUG
+	/* the caller rewrites every byte: make one it forgets visible */
+	memset(f->pg.data, 0xa5, UT_PAGE_SIZE);
+#endif
+	return UT_OK;
 }
 
 int ut_pager_write(ut_pager *p, ut_pg *pg)
@@ -168,11 +258,11 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 			ut_pager_release(p, pg);
 			return UT_ECORRUPT;
 		}
-		if ((rc = ut_pager_write(p, pg))) {
+		if ((rc = ut_pager_write_whole(p, pg))) {
 			ut_pager_release(p, pg);
 			return rc;
 		}
-		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, ut_page_right(pg->data));
+		ut_st32(p->meta->pg.data + UT_META_FREEHEAD, next);
 		ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
 			meta32(p, UT_META_FREECOUNT) - 1);
 		ut_page_init(pg->data, head, type);
@@ -212,7 +302,7 @@ int ut_pager_free(ut_pager *p, ut_pg *pg)
 {
 	int rc;
 
-	if ((rc = meta_write(p)) || (rc = ut_pager_write(p, pg))) {
+	if ((rc = meta_write(p)) || (rc = ut_pager_write_whole(p, pg))) {
 		ut_pager_release(p, pg);
 		return rc;
 	}
@@ -252,6 +342,14 @@ int ut_pager_begin(ut_pager *p)
  * give back frames past the bound.  p->mu held. */
 static void end_txn(ut_pager *p)
 {
+	/* the next commit's version objects, taken without a lock */
+	while (p->nvstash < VSTASH && p->vfree) {
+		struct pver *v = p->vfree;
+
+		p->vfree = v->qnext;
+		p->nvfree--;
+		p->vstash[p->nvstash++] = v;
+	}
 	if (p->cleaner_running) {
 		p->ndirty_est += p->ntx;
 		if (p->ndirty_est > pager_dirty_high(p))
@@ -270,7 +368,8 @@ static void discard_txn(ut_pager *p)
 
 		f->txn = 0;
 		if (f->cur) {
-			pager_buf_put(p, f->pg.data);
+			/* differs from cur in the blocks it changed */
+			shadow_keep(p, f, f->pg.data, f->touched);
 			f->pg.data = f->cur->pg.data;
 			p->preout--;
 		} else {
@@ -307,7 +406,16 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 		 * under it */
 		pager_frame_set_cur(p, f, nv[i]);
 		if (old) {
-			pager_retire(p, old, lsn);
+			/* no snapshot sees old and no reader pins it (none can
+			 * find it now): its buffer, which differs from the new
+			 * version in the blocks this commit touched, is the
+			 * next private copy */
+			if (!pager_snap_sees(p, old) && !pver_readers(old)) {
+				shadow_keep(p, f, old->pg.data, f->touched);
+				pager_pver_free(p, old);
+			} else {
+				pager_retire(p, old, lsn);
+			}
 			p->preout--;
 		}
 		f->dirty = !written;
@@ -324,6 +432,7 @@ void ut_pager_rollback(ut_pager *p)
 	pthread_mutex_lock(&p->mu);
 	discard_txn(p);
 	pthread_mutex_unlock(&p->mu);
+	pager_advise_drain(p);
 }
 
 #ifdef UT_CHECK_TOUCHED
@@ -348,21 +457,45 @@ static void check_touched(const struct frame *f)
 static void check_touched(const struct frame *f) { (void)f; }
 #endif
 
-/* A committed version for each page of the transaction, allocated before
- * the commit is logged so that publishing cannot fail. */
-static struct pver **new_versions(size_t n)
+/* An unused version object back to the writer's stash. */
+static void stash_put(ut_pager *p, struct pver *v)
 {
-	struct pver **nv = calloc(n, sizeof(*nv));
+	if (p->nvstash < VSTASH)
+		p->vstash[p->nvstash++] = v;
+	else
+		free(v);
+}
 
-	for (size_t i = 0; nv && i < n; i++) {
-		if (!(nv[i] = pager_pver_new(NULL, 0))) {
+/* A committed version for each page of the transaction, allocated before
+ * the commit is logged so that publishing cannot fail: from the writer's
+ * stash (no lock), else new. */
+static struct pver **new_versions(ut_pager *p, size_t n)
+{
+	if (n > p->capnvbuf) {
+		struct pver **nb = realloc(p->nvbuf, n * sizeof(*nb));
+
+		if (!nb)
+			return NULL;
+		p->nvbuf = nb;
+		p->capnvbuf = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pver *v = p->nvstash ? p->vstash[--p->nvstash]
+					    : pager_pver_new(NULL, 0);
+
+		if (v) { /* recycled or new: as pager_pver_new makes it */
+			memset(v, 0, sizeof(*v));
+			v->pg.snap = 1;
+			v->refs = 1;
+		}
+		if (!v) {
 			while (i--)
-				free(nv[i]);
-			free(nv);
+				stash_put(p, p->nvbuf[i]);
 			return NULL;
 		}
+		p->nvbuf[i] = v;
 	}
-	return nv;
+	return p->nvbuf;
 }
 
 /* The log hook runs without the pool mutex: the private copies are the
@@ -398,7 +531,7 @@ int ut_pager_commit(ut_pager *p, int sync)
 
 	if (!p->in_txn)
 		return UT_EINVAL;
-	if (p->ntx && !(nv = new_versions(p->ntx)))
+	if (p->ntx && !(nv = new_versions(p, p->ntx)))
 		rc = UT_ENOMEM;
 	if (rc == UT_OK && p->ntx && p->hooks.log_commit)
 		rc = log_txn(p, sync, &lsn);
@@ -420,12 +553,12 @@ int ut_pager_commit(ut_pager *p, int sync)
 		end_txn(p);
 	} else {
 		for (size_t i = 0; nv && i < p->ntx; i++)
-			free(nv[i]);
+			stash_put(p, nv[i]);
 		discard_txn(p);
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (sync_flush)
 		pthread_mutex_unlock(&p->flush_mu);
-	free(nv);
+	pager_advise_drain(p);
 	return rc;
 }

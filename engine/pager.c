@@ -93,6 +93,15 @@ static void pager_free_all(ut_pager *p)
 		free(p->frames[i]->cur);
 		free(p->frames[i]);
 	}
+	while (p->vfree) {
+		struct pver *v = p->vfree;
+
+		p->vfree = v->qnext;
+		free(v);
+	}
+	while (p->nvstash)
+		free(p->vstash[--p->nvstash]);
+	free(p->nvbuf);
 	for (size_t i = 0; i < p->nslabs; i++)
 		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
 	free(p->slabs);

@@ -318,6 +318,11 @@ int ut_pager_write(ut_pager *p, ut_pg *pg);
  * page new to the file in this transaction has no pre-image and is logged
  * whole: *touched is then NULL (page.h: nothing to record). */
 int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched);
+/* The same as ut_pager_write for a caller that will rewrite every byte
+ * of the page (ut_page_init first): its old content is not copied, so
+ * read it before (pg->data) if needed.  Debug builds fill the page with
+ * 0xa5 meanwhile. */
+int ut_pager_write_whole(ut_pager *p, ut_pg *pg);
 /* A fresh writable page (from the free list, else at the file's end),
  * initialised with ut_page_init(type), pinned. */
 int ut_pager_alloc(ut_pager *p, int type, ut_pg **out);

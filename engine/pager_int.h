@@ -37,6 +37,14 @@
  * memory within cache_bytes + 32 MiB for ordinary transactions without
  * shrinking the cache for them. */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
+/* Shadows (struct frame) at most: 8 MiB, first in first out, so the pages
+ * every commit changes (root, interior pages, page 0) keep theirs. */
+#define SHADOW_MAX 512u
+/* Version objects kept for reuse (p->vfree), and in the writer's stash. */
+#define VFREE_MAX 4096u
+#define VSTASH 256u
+/* Buffers waiting for MADV_DONTNEED outside p->mu (pool.c). */
+#define ADVISE_MAX 64u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
@@ -69,6 +77,13 @@ struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
 	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
+	/* The writer's next private copy, made ahead (journal.c): a buffer
+	 * holding an earlier image of the page, equal to cur's data but in
+	 * the blocks of shadow_stale; NULL: none.  Only the writer uses it,
+	 * under p->mu. */
+	uint8_t *shadow;
+	uint64_t shadow_stale;
+	size_t shadow_slot; /* its place in p->shadows */
 	struct frame *hnext;
 	uint32_t pin; /* the writer's pins; atomic: released without p->mu
 		       * (taken under it, so an evictor under p->mu sees at
@@ -122,6 +137,24 @@ struct ut_pager {
 	void **slabs;
 	size_t nslabs;
 	size_t preout; /* pre-images held by the transaction */
+	/* Frames holding a shadow, a ring in the order they got it (NULL:
+	 * a slot given up); nshadow of them live. */
+	struct frame *shadows[SHADOW_MAX];
+	size_t shadow_hand, nshadow;
+	/* Spare version objects: vfree (a list through qnext, p->mu), and
+	 * the writer's stash, refilled from it at the end of each
+	 * transaction, so a commit allocates its versions without a lock
+	 * and without malloc.  nvbuf: the commit's array of them. */
+	struct pver *vfree;
+	size_t nvfree;
+	struct pver *vstash[VSTASH];
+	size_t nvstash;
+	struct pver **nvbuf;
+	size_t capnvbuf;
+	/* Buffers to give back to the kernel once p->mu is let go, before
+	 * they join the pool (pool.c, pager_advise_drain). */
+	uint8_t *advise[ADVISE_MAX];
+	size_t nadvise;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -222,9 +255,12 @@ static inline int fatal_now(const ut_pager *p)
 	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
 }
 
+/* Pre-images and shadows beyond PRE_SLACK count against the bound. */
 static inline size_t pre_charged(const ut_pager *p)
 {
-	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+	size_t n = p->preout + p->nshadow;
+
+	return n > PRE_SLACK ? n - PRE_SLACK : 0;
 }
 
 static inline uint32_t meta32(ut_pager *p, int off)
@@ -242,6 +278,9 @@ struct frame *pager_hfind(ut_pager *p, uint32_t pgno);
 void pager_hinsert(ut_pager *p, struct frame *f);
 uint8_t *pager_buf_get(ut_pager *p);
 void pager_buf_put(ut_pager *p, uint8_t *b);
+/* Buffers pager_buf_put set aside are given back to the kernel, without
+ * p->mu, and join the pool.  Called without p->mu. */
+void pager_advise_drain(ut_pager *p);
 struct frame *pager_new_frame(ut_pager *p);
 /* UT_EBUSY, and f stays, if a reader pinned f's version meanwhile. */
 int pager_frame_forget(ut_pager *p, struct frame *f);
@@ -253,9 +292,15 @@ void pager_shrink(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
+/* A spare version object if one is at hand, else a new one.  p->mu held. */
+struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno);
+/* v (no longer referenced) kept for reuse, or freed.  p->mu held. */
+void pager_pver_free(ut_pager *p, struct pver *v);
 /* Every kept version goes (close). */
 void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
+/* Does a live snapshot see v, a version being replaced?  p->mu held. */
+int pager_snap_sees(const ut_pager *p, const struct pver *v);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
 /* cleaner.c */
@@ -285,6 +330,9 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock);
 
 /* journal.c */
 int pager_tx_add(ut_pager *p, struct frame *f);
+/* f's shadow, if any, goes back to the pool (f leaves the pool, or its
+ * page is no longer the one the shadow was of).  p->mu held. */
+void pager_shadow_drop(ut_pager *p, struct frame *f);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);

@@ -135,8 +135,18 @@ static int pool_push(ut_pager *p, uint8_t *b)
 	return UT_OK;
 }
 
+/* nadvise changes under p->mu, but is read without it (a drain with
+ * nothing to do takes no lock): atomic.  Returns n. */
+static size_t adv_set(ut_pager *p, size_t n)
+{
+	__atomic_store_n(&p->nadvise, n, __ATOMIC_RELAXED);
+	return n;
+}
+
 uint8_t *pager_buf_get(ut_pager *p)
 {
+	if (!p->npool && p->nadvise)
+		return p->advise[adv_set(p, p->nadvise - 1)]; /* still resident */
 	if (!p->npool) {
 		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
 		if (!ns)
@@ -160,14 +170,44 @@ uint8_t *pager_buf_get(ut_pager *p)
 
 void pager_buf_put(ut_pager *p, uint8_t *b)
 {
-	if (pool_push(p, b))
-		return; /* leaks one buffer into its slab until close */
-	if (p->nframes + p->preout + p->nresident <
+	if (p->nframes + p->preout + p->nshadow + p->nresident + p->nadvise <
 	    p->maxframes + PRE_SLACK + POOL_SLACK) {
+		if (pool_push(p, b))
+			return; /* leaks one buffer into its slab until close */
 		p->nresident++;
+	} else if (p->nadvise < ADVISE_MAX) {
+		/* advised once p->mu is let go (a system call, and page
+		 * table work, that would hold up every thread on it) */
+		p->advise[p->nadvise] = b;
+		adv_set(p, p->nadvise + 1);
 	} else {
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
+		if (pool_push(p, b))
+			return;
 	}
+}
+
+void pager_advise_drain(ut_pager *p)
+{
+	uint8_t *b[ADVISE_MAX];
+	size_t n;
+
+	if (!__atomic_load_n(&p->nadvise, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&p->mu);
+	n = p->nadvise;
+	memcpy(b, p->advise, n * sizeof(*b));
+	adv_set(p, 0);
+	pthread_mutex_unlock(&p->mu);
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		madvise(b[i], UT_PAGE_SIZE, MADV_DONTNEED);
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < n; i++)
+		if (pool_push(p, b[i]))
+			break; /* leaks the rest into their slabs until close */
+	pthread_mutex_unlock(&p->mu);
 }
 
 size_t ut_pager_pinned(ut_pager *p)
@@ -281,7 +321,9 @@ int pager_frame_forget(ut_pager *p, struct frame *f)
 	f->valid = 0;
 	f->dirty = 0;
 	f->ckpt = 0;
-	free(v);
+	pager_shadow_drop(p, f);
+	if (v)
+		pager_pver_free(p, v);
 	return UT_OK;
 }
 
@@ -395,7 +437,7 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	rc = read_page(p, pgno, f->pg.data);
 	pthread_mutex_lock(&p->mu);
 	ut_ctr_add(&p->ctr.page_reads, 1);
-	if (rc == UT_OK && !(v = pager_pver_new(f->pg.data, pgno)))
+	if (rc == UT_OK && !(v = pager_pver_get(p, f->pg.data, pgno)))
 		rc = UT_ENOMEM;
 	pager_frame_set_cur(p, f, rc ? NULL : v);
 	pthread_cond_broadcast(&p->load_cv);
@@ -428,7 +470,10 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 	    ut_page_lsn(f->cur->pg.data) <= s->lsn) {
 		v = f->cur;
 		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+		/* stored only when clear: a store dirties the frame's cache
+		 * line for every reader of the page */
+		if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(sm);
 	return v;
@@ -460,7 +505,8 @@ static int get_frame_of(ut_pager *p, uint32_t pgno, uint32_t limit,
 			pthread_cond_wait(&p->load_cv, &p->mu);
 		if (f) {
 			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+			if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+				__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 			*out = f;
 			return UT_OK;
 		}
@@ -534,8 +580,9 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 		if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
 			pthread_mutex_lock(&p->mu);
 			pager_buf_put(p, v->pg.data);
+			pager_pver_free(p, v);
 			pthread_mutex_unlock(&p->mu);
-			free(v);
+			pager_advise_drain(p);
 		}
 		return;
 	}

@@ -47,13 +47,45 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 	return v;
 }
 
+static void pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
+{
+	memset(v, 0, sizeof(*v));
+	v->pg.data = data;
+	v->pg.pgno = pgno;
+	v->pg.snap = 1;
+	v->refs = 1; /* the owner's */
+}
+
+struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno)
+{
+	struct pver *v = p->vfree;
+
+	if (!v)
+		return pager_pver_new(data, pgno);
+	p->vfree = v->qnext;
+	p->nvfree--;
+	pver_init(v, data, pgno);
+	return v;
+}
+
+void pager_pver_free(ut_pager *p, struct pver *v)
+{
+	if (p->nvfree >= VFREE_MAX) {
+		free(v);
+		return;
+	}
+	v->qnext = p->vfree;
+	p->vfree = v;
+	p->nvfree++;
+}
+
 /* Its owner lets v go: freed now, or by the last reader's release.
  * p->mu held. */
 static void pver_disown(ut_pager *p, struct pver *v)
 {
 	if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
 		pager_buf_put(p, v->pg.data);
-		free(v);
+		pager_pver_free(p, v);
 	}
 }
 
@@ -119,6 +151,11 @@ static void kept_drop_one(ut_pager *p)
 	kept_free(p, v);
 }
 
+int pager_snap_sees(const ut_pager *p, const struct pver *v)
+{
+	return p->snap_tail && p->snap_tail->lsn >= created(v);
+}
+
 /* The commit at LSN until replaced v.  Live snapshots are all older than
  * that commit, so the youngest of them sees v iff any does: it owns v,
  * or v goes now. */
@@ -127,7 +164,7 @@ void pager_retire(ut_pager *p, struct pver *v, uint64_t until)
 	ut_snap *s = p->snap_tail;
 	struct pver **b;
 
-	if (!s || s->lsn < created(v)) {
+	if (!pager_snap_sees(p, v)) {
 		pver_disown(p, v);
 		return;
 	}
@@ -271,6 +308,7 @@ void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 	else
 		p->snap_tail = s->prev;
 	pthread_mutex_unlock(&p->mu);
+	pager_advise_drain(p);
 }
 
 void ut_pager_snap_stats(ut_pager *p, ut_snap_stats *out)

@@ -1253,16 +1253,19 @@ static void layout_checks(const char *tag, const char *mnt, const char *w_16k)
 
 /*
  * End of file and a 16 KiB atomic write (w_16k: what one over a hole
- * gets).  The file holds 20 KiB.  A write at 16 KiB straddles the end of
- * file: its new size would be logged after its data, so a crash could cut
- * it short, and it is refused (EINVAL) with size and data unchanged.  A
- * write that starts at the end of file (extending it), and one into the
- * unit holding the old end once the size covers it, are accepted.
+ * gets), as upstream 6.16 has it: every such write is accepted.  The file
+ * holds 20 KiB.  A write at 16 KiB straddles the end of file over a unit
+ * partly written; one at the new end of file extends it; then, with the
+ * end of file moved 4 KiB into the next unit by a plain write there, a
+ * write over that unit straddles it again.  Size and contents follow each
+ * write.  (That the new size is committed before data written in place is
+ * checked across a shutdown by race_tests --eof-shutdown-*.)
  */
 static void eof_checks(const char *tag, const char *mnt, const char *w_16k)
 {
-	const char *w_straddle = !strcmp(w_16k, "ok") ? "EINVAL" : w_16k;
+	const int ok16 = !strcmp(w_16k, "ok");
 	char path[256], name[160];
+	unsigned long long size = 20 * KiB;
 	struct model m;
 	struct stat st;
 	const char *r;
@@ -1274,33 +1277,43 @@ static void eof_checks(const char *tag, const char *mnt, const char *w_16k)
 		check(name, errname(errno), "open_ok");
 		return;
 	}
-	model_open(&m, fd, 0, 48 * KiB);
+	model_open(&m, fd, 0, 64 * KiB);
 	prefill(name, fd, 0, 20 * KiB, 0x51);
 	model_set(&m, 0, 20 * KiB, 0x51);
-	check_refused(name, xwrite(fd, 16 * KiB, 16 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x52, 0),
-		      w_straddle, fd, 0, 20 * KiB, 0x51);
-	snprintf(name, sizeof(name), "fs.%s.eof_straddle.size", tag);
-	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size, 20 * KiB);
-
-	/* size 32 KiB: the unit [16, 32) is below it, partly written */
-	if (ftruncate(fd, 32 * KiB))
-		perror("ftruncate");
-	snprintf(name, sizeof(name), "fs.%s.eof_end_unit_mixed", tag);
-	r = xwrite(fd, 16 * KiB, 16 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x53, 0);
+	r = xwrite(fd, 16 * KiB, 16 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x52, 0);
 	check(name, r, w_16k);
-	if (!strcmp(r, "ok"))
-		model_set(&m, 16 * KiB, 16 * KiB, 0x53);
+	if (!strcmp(r, "ok")) {
+		model_set(&m, 16 * KiB, 16 * KiB, 0x52);
+		size = 32 * KiB;
+	}
+	snprintf(name, sizeof(name), "fs.%s.eof_straddle.size", tag);
+	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size, ok16 ? 32 * KiB : size);
 
 	snprintf(name, sizeof(name), "fs.%s.eof_extend", tag);
-	r = xwrite(fd, 16 * KiB, 32 * KiB, RWF_ATOMIC | RWF_DSYNC, 1, 0x54, 0);
+	r = xwrite(fd, 16 * KiB, size, RWF_ATOMIC | RWF_DSYNC, 1, 0x54, 0);
 	check(name, r, w_16k);
-	if (!strcmp(r, "ok"))
-		model_set(&m, 32 * KiB, 16 * KiB, 0x54);
+	if (!strcmp(r, "ok")) {
+		model_set(&m, size, 16 * KiB, 0x54);
+		size += 16 * KiB;
+	}
 	snprintf(name, sizeof(name), "fs.%s.eof_extend.size", tag);
-	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size,
-	       !strcmp(r, "ok") ? 48 * KiB : 32 * KiB);
-	if (strcmp(r, "ok"))
-		m.len = 32 * KiB;
+	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size, ok16 ? 48 * KiB : size);
+
+	/* end of file 4 KiB into the unit [48, 64): written, then a hole */
+	if (size == 48 * KiB) {
+		snprintf(name, sizeof(name), "fs.%s.eof_straddle_mixed", tag);
+		prefill(name, fd, 48 * KiB, 4 * KiB, 0x55);
+		model_set(&m, 48 * KiB, 4 * KiB, 0x55);
+		r = xwrite(fd, 16 * KiB, 48 * KiB, RWF_ATOMIC, 1, 0x56, 0);
+		check(name, r, w_16k);
+		if (!strcmp(r, "ok"))
+			model_set(&m, 48 * KiB, 16 * KiB, 0x56);
+		snprintf(name, sizeof(name), "fs.%s.eof_straddle_mixed.size", tag);
+		checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size,
+		       !strcmp(r, "ok") ? 64 * KiB : 52 * KiB);
+		size = !strcmp(r, "ok") ? 64 * KiB : 52 * KiB;
+	}
+	m.len = size;
 	snprintf(name, sizeof(name), "fs.%s.eof.contents", tag);
 	check(name, model_compare(&m), "match");
 	free(m.want);

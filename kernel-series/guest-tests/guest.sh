@@ -3,6 +3,16 @@
 # by serial (= image name, see vm/mkdisks.sh), mount them, run atomic_tests.
 EXPECT=${1:?expect}
 AID=${2:?aid}
+# untorn.race_iters=N / untorn.race_rounds=N size race_tests (below);
+# untorn.race_only=1 runs race_tests alone (a quick developer pass).
+RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0
+for w in $(cat /proc/cmdline); do
+	case $w in
+	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
+	untorn.race_rounds=*) RACE_ROUNDS=${w#untorn.race_rounds=} ;;
+	untorn.race_only=1) RACE_ONLY=1 ;;
+	esac
+done
 echo "env.kernel: INFO got=$(uname -r)"
 echo "env.cmdline: INFO got=$(cat /proc/cmdline)"
 
@@ -62,11 +72,11 @@ raw=$(dev_of raw) && args="$args --raw $raw"
 [ -n "$SCSI" ] && args="$args --scsi $SCSI"
 echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basename $b)" "$(cat $b/device/serial 2>/dev/null | tr -d ' ')"; done)"
 
-/bin/atomic_tests $args
-rc=$?
+rc=0
+[ "$RACE_ONLY" = 1 ] || { /bin/atomic_tests $args; rc=$?; }
 # Per-file data journalling (chattr +j) only takes effect on a nodelalloc
 # mount: remount the data=journal disk that way for the ext4 per-file checks.
-if grep -q " /mnt/ext4j " /proc/mounts && d=$(dev_of ext4j); then
+if [ "$RACE_ONLY" != 1 ] && grep -q " /mnt/ext4j " /proc/mounts && d=$(dev_of ext4j); then
 	umount /mnt/ext4j
 	mkdir -p /mnt/ext4nd
 	if mount -t ext4 -o nodelalloc "/dev/$d" /mnt/ext4nd 2>/tmp/mnt.err; then
@@ -100,13 +110,53 @@ shutdown_test() {  # shutdown_test NAME FSTYPE [OPTS]
 		rc=1
 	fi
 }
-shutdown_test xfs16k xfs
-[ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd"
-shutdown_test ext4bigalloc ext4
+if [ "$RACE_ONLY" != 1 ]; then
+	shutdown_test xfs16k xfs
+	[ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd"
+	shutdown_test ext4bigalloc ext4
+fi
+# Multi-block untorn writes vs other writers, and at the end of file
+# (race_tests): thousands of conversion races with no acknowledged byte lost
+# (untorn.race_iters=N on the kernel command line, default 20 per
+# scenario), then rounds of a race ended by a shutdown without log flush
+# (untorn.race_rounds=N, default 2) and the end-of-file shutdown test,
+# each followed by a remount (log recovery) and a check.
+remount() {  # remount NAME FSTYPE OPTS DEV
+	umount "/mnt/$1"
+	if mount -t "$2" ${3:+-o "$3"} "/dev/$4" "/mnt/$1" 2>/tmp/mnt.err; then
+		return 0
+	fi
+	echo "race.$1.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+	rc=1
+	return 1
+}
+race_test() {  # race_test NAME FSTYPE [OPTS]
+	name=$1 fstype=$2 opts=${3:-}
+	grep -q " /mnt/$name " /proc/mounts && d=$(dev_of "$name") || return 0
+	s=$(date +%s)
+	/bin/race_tests --race "$name:/mnt/$name" --iters "$RACE_ITERS" || rc=1
+	echo "race.$name.seconds: INFO got=$(( $(date +%s) - s ))"
+	/bin/race_tests --probe "$name:/mnt/$name" || return 0
+	s=$(date +%s)
+	r=0
+	while [ $r -lt "$RACE_ROUNDS" ]; do
+		/bin/race_tests --race-shutdown-write "$name.round$r:/mnt/$name" || rc=1
+		remount "$name" "$fstype" "$opts" "$d" || return 0
+		/bin/race_tests --race-shutdown-verify "$name.round$r:/mnt/$name" || rc=1
+		r=$((r + 1))
+	done
+	/bin/race_tests --eof-shutdown-write "$name:/mnt/$name" || rc=1
+	remount "$name" "$fstype" "$opts" "$d" || return 0
+	/bin/race_tests --eof-shutdown-verify "$name:/mnt/$name" || rc=1
+	echo "race.$name.shutdown_seconds: INFO got=$(( $(date +%s) - s ))"
+}
+[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
+race_test ext4bigalloc ext4
 # ext4 bigalloc without its journal (mounted noload, allowed on a clean
 # filesystem): a mixed cluster cannot be committed first, so the unit is
 # one block there.
-if grep -q " /mnt/ext4bigalloc " /proc/mounts && d=$(dev_of ext4bigalloc); then
+if [ "$RACE_ONLY" != 1 ] && grep -q " /mnt/ext4bigalloc " /proc/mounts &&
+	d=$(dev_of ext4bigalloc); then
 	umount /mnt/ext4bigalloc
 	mkdir -p /mnt/ext4nojournal
 	if mount -t ext4 -o noload "/dev/$d" /mnt/ext4nojournal 2>/tmp/mnt.err; then

@@ -13,7 +13,9 @@
 # unless ALLOW_MISSING=1.
 #
 # Env: UNTORN_VM_DIR (default /var/tmp/untorn-vm), BOOT_TIMEOUT (s, per boot),
-#      ONLY="unpatched patched patched-noaid" (subset of boots to run).
+#      ONLY="unpatched patched patched-noaid" (subset of boots to run),
+#      RACE_ITERS / RACE_ROUNDS (longer race_tests runs, see guest.sh),
+#      RACE_ONLY=1 (race_tests alone: a quick developer pass, not a full run).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,7 +46,14 @@ log "patched kernel:   ${kp:-MISSING}"
 # ------------------------------------------------------------- build
 make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
-	"$BUILD/atomic_tests:/bin/atomic_tests" "$HERE/guest.sh:/bin/guest.sh" || exit 1
+	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
+	"$HERE/guest.sh:/bin/guest.sh" || exit 1
+# Longer race runs: RACE_ITERS (per scenario, default 20) and RACE_ROUNDS
+# (shutdown rounds, default 2) reach guest.sh on the kernel command line.
+race_args=()
+[ -n "${RACE_ITERS:-}" ] && race_args+=(-a "untorn.race_iters=$RACE_ITERS")
+[ -n "${RACE_ROUNDS:-}" ] && race_args+=(-a "untorn.race_rounds=$RACE_ROUNDS")
+[ "${RACE_ONLY:-0}" = 1 ] && race_args+=(-a "untorn.race_only=1")
 
 # ------------------------------------------------------------- boots
 declare -A rcs secs
@@ -61,7 +70,7 @@ boot() {  # boot COLUMN KERNEL EXPECT AID AIDVALUE
 	s=$(date +%s.%N)
 	"$VM/boot.sh" -k "$k" -i "$BUILD/initramfs.cpio.gz" -d "$DISKS" \
 		-t "${BOOT_TIMEOUT:-600}" -o "$RUNS/$col" \
-		-a "$NVME_AID_PARAM=$aidv" -a "$SCSI_DEBUG_ARGS" \
+		-a "$NVME_AID_PARAM=$aidv" -a "$SCSI_DEBUG_ARGS" "${race_args[@]}" \
 		-- /bin/guest.sh "$expect" "$aid" | tee "$RUNS/$col.out" | sed "s/^/  [$col] /" >&2
 	rcs[$col]=${PIPESTATUS[0]}
 	e=$(date +%s.%N)

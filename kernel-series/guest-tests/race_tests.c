@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+/*
+ * race_tests - in-guest checks that a multi-block untorn write never
+ * destroys acknowledged data and is crash-atomic at the end of file, on
+ * XFS realtime (16 KiB rt extents) and ext4 bigalloc (16 KiB clusters).
+ * Needs the patched kernel with the NVMe atomic unit of 16 KiB; anywhere
+ * else every check is SKIP (atomic_tests covers what is refused there).
+ *
+ * Output: the line format of atomic_tests (one line per check):
+ *     <check>: PASS got=<v> want=<v>   /  FAIL ...  /  INFO got=<v>  /  SKIP why=<r>
+ * Exit status: 0 if no FAIL, 1 otherwise, 2 on usage error.
+ *
+ * Modes (TAG names the filesystem in check names, MNT is its mount point):
+ *   --race TAG:MNT [--iters N]
+ *       Conversion races, N iterations each (default 300), every iteration
+ *       on a fresh 16 KiB unit mapped 4 KiB written + 12 KiB unwritten, two
+ *       racers released together by a barrier while CPU-hog threads run:
+ *        plain:         a plain O_DIRECT 4 KiB write (then fdatasync) into
+ *                       the unwritten part vs a 16 KiB RWF_ATOMIC write;
+ *        plain_efault:  the same, the atomic write's buffer ending in a
+ *                       PROT_NONE page so that it always fails (EFAULT);
+ *        atomic_efault: a 16 KiB RWF_ATOMIC|RWF_DSYNC write vs a failing
+ *                       atomic one as above.
+ *       An acknowledged write must read back (at once and after both
+ *       racers are done) as its own data or as that of the atomic write
+ *       that succeeded after it, never zeroes; a unit written by a
+ *       successful atomic write holds it whole.
+ *   --race-shutdown-write TAG:MNT, then --race-shutdown-verify TAG:MNT
+ *       after a remount: one "plain" race in which the plain writer shuts
+ *       the filesystem down (FS_IOC_GOINGDOWN, no log flush) right after
+ *       its fdatasync returned; after log recovery its block must hold its
+ *       data (or the atomic write's whole unit).
+ *   --eof-shutdown-write TAG:MNT, then --eof-shutdown-verify TAG:MNT
+ *       (a) a 14 KiB file written through the page cache and fsynced, then
+ *           a 16 KiB atomic write at 0, straddling the end of file;
+ *       (b) 4 KiB written and fsynced, 12 KiB appended with O_DIRECT and
+ *           not synced (the in-core size ahead of the committed one), then
+ *           a 16 KiB atomic write at 0;
+ *       then a shutdown without log flush.  Each atomic write must succeed
+ *       (as upstream 6.16 accepts it) and after recovery each file must
+ *       show a state it had: never new data under a size that cuts it.
+ *   --probe TAG:MNT
+ *       exit 0 if 16 KiB atomic writes work on MNT, 3 if not (no output).
+ * Phase-one state for the verify step lives in /tmp/race-<TAG>.state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
+
+#define KiB 1024
+#define UNIT (16 * KiB)
+#define BLK (4 * KiB)
+
+#ifndef FS_IOC_GOINGDOWN
+#define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
+#endif
+#define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
+
+static int n_pass, n_fail;
+
+/* ------------------------------------------------------------------ output */
+
+static void check(const char *name, const char *got, const char *want)
+{
+	int ok = !strcmp(got, want);
+
+	ok ? n_pass++ : n_fail++;
+	printf("%s: %s got=%s want=%s\n", name, ok ? "PASS" : "FAIL", got, want);
+	fflush(stdout);
+}
+
+static void info(const char *name, const char *got)
+{
+	printf("%s: INFO got=%s\n", name, got);
+	fflush(stdout);
+}
+
+static void skip(const char *name, const char *why)
+{
+	printf("%s: SKIP why=%s\n", name, why);
+	fflush(stdout);
+}
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	static __thread char buf[32];
+
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "errno%d", e);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ data */
+
+static void *abuf(size_t len)
+{
+	void *p = aligned_alloc(64 * KiB, len < 64 * KiB ? 64 * KiB : len);
+
+	if (!p) {
+		perror("aligned_alloc");
+		exit(2);
+	}
+	memset(p, 0, len);
+	return p;
+}
+
+/*
+ * Recognisable contents, 4 KiB block by block: who wrote it (tag), for
+ * which iteration, and which block of the unit (block, block + 1, ...).
+ */
+static void fill(unsigned char *buf, size_t len, unsigned int tag, unsigned int iter,
+		 unsigned int block)
+{
+	unsigned long long *w = (unsigned long long *)buf;
+	size_t i, per = BLK / 8;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = ((unsigned long long)tag << 56) ^ ((unsigned long long)iter << 32) ^
+		       ((unsigned long long)(block + i / per) << 24) ^
+		       ((i % per) * 0x9e3779b97f4a7c15ULL) ^ 1;
+}
+
+/* Does buf hold what fill(tag, iter, first_block...) would write? */
+static int holds(const unsigned char *buf, size_t len, unsigned int tag, unsigned int iter,
+		 unsigned int first_block)
+{
+	unsigned char *want = abuf(BLK);
+	size_t b;
+	int ok = 1;
+
+	for (b = 0; b < len / BLK && ok; b++) {
+		fill(want, BLK, tag, iter, first_block + b);
+		ok = !memcmp(buf + b * BLK, want, BLK);
+	}
+	free(want);
+	return ok;
+}
+
+static int is_zero(const unsigned char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i])
+			return 0;
+	return 1;
+}
+
+/* A 16 KiB unit buffer: whole, or its last 4 KiB page PROT_NONE. */
+static unsigned char *unit_buf(int efault)
+{
+	unsigned char *p = mmap(NULL, UNIT, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	if (efault && mprotect(p + UNIT - BLK, BLK, PROT_NONE)) {
+		perror("mprotect");
+		exit(2);
+	}
+	return p;
+}
+
+static ssize_t atomic_write(int fd, void *buf, off_t off, int flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = UNIT };
+
+	return pwritev2(fd, &iov, 1, off, RWF_ATOMIC | flags);
+}
+
+/* Do 16 KiB atomic writes work here (patched kernel, 16 KiB unit)? */
+static int atomic16k_supported(const char *mnt)
+{
+	char path[256];
+	struct ut_statx stx;
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/race-probe.dat", mnt);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	memset(&stx, 0, sizeof(stx));
+	ok = !ut_statx_call(AT_FDCWD, path, 0, STATX_WRITE_ATOMIC, &stx) &&
+	     (stx.stx_mask & STATX_WRITE_ATOMIC) && stx.stx_atomic_write_unit_max >= UNIT;
+	unlink(path);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ races */
+
+enum { PLAIN, PLAIN_EFAULT, ATOMIC_EFAULT, N_SCENARIOS };
+static const char *const scenario_name[] = { "plain", "plain_efault", "atomic_efault" };
+
+/* Data tags: who wrote a block. */
+enum { T_OLD = 1, T_PLAIN, T_ATOMIC, T_LOSER };
+
+struct race {
+	int fd;
+	int scenario;
+	int shutdown;			/* the acknowledged writer shuts down */
+	unsigned int iter;
+	off_t off;
+	pthread_barrier_t start, done;
+	volatile int stop;
+	/* results of one iteration */
+	int ack_ok;			/* the acknowledged write returned */
+	int ack_readback;		/* 1 ok, 0 lost, -1 not read */
+	int other_res;			/* the other racer: 0 or errno */
+	unsigned char *abuf_ok, *abuf_fail;
+	unsigned char *blk;
+};
+
+/* Block 2 after the race: the plain write, or the winning atomic write. */
+static int block2_ok(struct race *r, const unsigned char *b, int atomic_ok)
+{
+	if (holds(b, BLK, T_PLAIN, r->iter, 2))
+		return 1;
+	return atomic_ok && holds(b, BLK, T_ATOMIC, r->iter, 2);
+}
+
+/* The acknowledged racer: a plain write, or (atomic_efault) an atomic one. */
+static void ack_racer(struct race *r)
+{
+	unsigned char *rb = abuf(UNIT);
+
+	r->ack_ok = 0;
+	r->ack_readback = -1;
+	if (r->scenario == ATOMIC_EFAULT) {
+		r->ack_ok = atomic_write(r->fd, r->abuf_ok, r->off, RWF_DSYNC) == UNIT;
+		if (r->ack_ok && pread(r->fd, rb, UNIT, r->off) == UNIT)
+			r->ack_readback = holds(rb, UNIT, T_ATOMIC, r->iter, 0);
+		else if (r->ack_ok)
+			r->ack_readback = 0;
+	} else {
+		r->ack_ok = pwrite(r->fd, r->blk, BLK, r->off + 2 * BLK) == BLK &&
+			    !fdatasync(r->fd);
+		if (r->ack_ok && r->shutdown) {
+			__u32 how = GOINGDOWN_NOLOGFLUSH;
+
+			if (ioctl(r->fd, FS_IOC_GOINGDOWN, &how))
+				perror("FS_IOC_GOINGDOWN");
+		} else if (r->ack_ok) {
+			/* the atomic write may have replaced it: that is fine */
+			r->ack_readback = pread(r->fd, rb, BLK, r->off + 2 * BLK) == BLK &&
+					  block2_ok(r, rb, 1);
+		}
+	}
+	free(rb);
+}
+
+static void *other_thread(void *arg)
+{
+	struct race *r = arg;
+
+	for (;;) {
+		pthread_barrier_wait(&r->start);
+		if (r->stop)
+			break;
+		if (r->scenario == PLAIN)
+			r->other_res = atomic_write(r->fd, r->abuf_ok, r->off, 0) == UNIT ?
+				       0 : errno;
+		else
+			r->other_res = atomic_write(r->fd, r->abuf_fail, r->off, 0) == UNIT ?
+				       0 : errno;
+		pthread_barrier_wait(&r->done);
+	}
+	return NULL;
+}
+
+static volatile int hog_stop;
+
+static void *hog_thread(void *arg)
+{
+	volatile unsigned long n = 0;
+
+	(void)arg;
+	while (!hog_stop)
+		n++;
+	return NULL;
+}
+
+/* A fresh unit at r->off: block 0 written (T_OLD), blocks 1-3 unwritten. */
+static int prepare_unit(struct race *r, int sync)
+{
+	unsigned char *b = abuf(BLK);
+	int ok;
+
+	fill(b, BLK, T_OLD, r->iter, 0);
+	ok = !fallocate(r->fd, FALLOC_FL_KEEP_SIZE, r->off, UNIT) &&
+	     pwrite(r->fd, b, BLK, r->off) == BLK && (!sync || !fdatasync(r->fd));
+	free(b);
+	return ok;
+}
+
+/*
+ * Check the whole unit after a race: "ok", "lost" (the acknowledged data
+ * is not there) or "torn" (neither a whole atomic write nor the unit as
+ * the other writes left it).
+ */
+static const char *judge_unit(struct race *r, const unsigned char *u)
+{
+	int atomic_ok = r->scenario == PLAIN ? r->other_res == 0 : r->ack_ok;
+
+	if (r->scenario == ATOMIC_EFAULT) {
+		if (r->ack_ok)
+			return holds(u, UNIT, T_ATOMIC, r->iter, 0) ? "ok" : "lost";
+		return holds(u, BLK, T_OLD, r->iter, 0) && is_zero(u + BLK, 3 * BLK) ?
+		       "ok" : "torn";
+	}
+	if (r->ack_ok && !block2_ok(r, u + 2 * BLK, atomic_ok))
+		return "lost";
+	if (atomic_ok && holds(u, 2 * BLK, T_ATOMIC, r->iter, 0) &&
+	    holds(u + 3 * BLK, BLK, T_ATOMIC, r->iter, 3))
+		return "ok";
+	if (holds(u, BLK, T_OLD, r->iter, 0) && is_zero(u + BLK, BLK) &&
+	    is_zero(u + 3 * BLK, BLK))
+		return "ok";
+	return "torn";
+}
+
+static void set_buffers(struct race *r)
+{
+	fill(r->abuf_ok, UNIT, T_ATOMIC, r->iter, 0);
+	fill(r->abuf_fail, UNIT - BLK, T_LOSER, r->iter, 0);
+	fill(r->blk, BLK, r->scenario == ATOMIC_EFAULT ? T_LOSER : T_PLAIN, r->iter, 2);
+}
+
+static void race_scenario(const char *tag, const char *mnt, int scenario, unsigned int iters)
+{
+	const char *want_other = scenario == PLAIN ? "ok" : "EFAULT";
+	char path[256], name[160], got[160];
+	unsigned int lost_now = 0, lost = 0, torn = 0, bad_other = 0, bad_ack = 0, setup = 0;
+	unsigned int other_ok = 0;
+	char first_bad[64] = "";
+	unsigned char *u = abuf(UNIT);
+	pthread_t tid, hogs[2];
+	struct race r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.scenario = scenario;
+	r.abuf_ok = unit_buf(0);
+	r.abuf_fail = unit_buf(1);
+	r.blk = abuf(BLK);
+	snprintf(path, sizeof(path), "%s/race-%s.dat", mnt, scenario_name[scenario]);
+	r.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	snprintf(name, sizeof(name), "race.%s.%s.setup", tag, scenario_name[scenario]);
+	if (r.fd < 0 || ftruncate(r.fd, (off_t)(iters + 1) * UNIT)) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	pthread_barrier_init(&r.start, NULL, 2);
+	pthread_barrier_init(&r.done, NULL, 2);
+	hog_stop = 0;
+	for (i = 0; i < 2; i++)
+		pthread_create(&hogs[i], NULL, hog_thread, NULL);
+	pthread_create(&tid, NULL, other_thread, &r);
+
+	for (r.iter = 0; r.iter < iters; r.iter++) {
+		const char *v;
+
+		r.off = (off_t)r.iter * UNIT;
+		set_buffers(&r);
+		if (!prepare_unit(&r, 0)) {
+			setup++;
+			continue;
+		}
+		pthread_barrier_wait(&r.start);
+		ack_racer(&r);
+		pthread_barrier_wait(&r.done);
+
+		if (!r.ack_ok)
+			bad_ack++;
+		if (r.ack_readback == 0)
+			lost_now++;
+		if (r.other_res == 0)
+			other_ok++;
+		if (strcmp(r.other_res ? errname(r.other_res) : "ok", want_other)) {
+			if (!bad_other++)
+				snprintf(first_bad, sizeof(first_bad), "%s",
+					 r.other_res ? errname(r.other_res) : "ok");
+		}
+		if (pread(r.fd, u, UNIT, r.off) != UNIT) {
+			torn++;
+			continue;
+		}
+		v = judge_unit(&r, u);
+		if (!strcmp(v, "lost"))
+			lost++;
+		else if (strcmp(v, "ok"))
+			torn++;
+	}
+	r.stop = 1;
+	pthread_barrier_wait(&r.start);
+	pthread_join(tid, NULL);
+	hog_stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(hogs[i], NULL);
+
+	check(name, setup ? "failed" : "ok", "ok");
+	snprintf(name, sizeof(name), "race.%s.%s.other_writer", tag, scenario_name[scenario]);
+	if (bad_other)
+		snprintf(got, sizeof(got), "%u_unexpected(first:%s)", bad_other, first_bad);
+	else
+		snprintf(got, sizeof(got), "all_%s", want_other);
+	snprintf(path, sizeof(path), "all_%s", want_other);
+	check(name, got, path);
+	snprintf(name, sizeof(name), "race.%s.%s.acked_writes", tag, scenario_name[scenario]);
+	snprintf(got, sizeof(got), "%u", bad_ack);
+	check(name, got, "0");
+	/* the counts of the issue: acknowledged data read back as zeroes */
+	snprintf(name, sizeof(name), "race.%s.%s.lost_at_once", tag, scenario_name[scenario]);
+	snprintf(got, sizeof(got), "%u/%u", lost_now, iters);
+	snprintf(path, sizeof(path), "0/%u", iters);
+	check(name, got, path);
+	snprintf(name, sizeof(name), "race.%s.%s.lost_or_torn_after", tag,
+		 scenario_name[scenario]);
+	snprintf(got, sizeof(got), "%u,%u/%u", lost, torn, iters);
+	snprintf(path, sizeof(path), "0,0/%u", iters);
+	check(name, got, path);
+	snprintf(name, sizeof(name), "race.%s.%s.atomic_ok", tag, scenario_name[scenario]);
+	snprintf(got, sizeof(got), "%u/%u", scenario == ATOMIC_EFAULT ? iters - bad_ack : other_ok,
+		 iters);
+	info(name, got);
+	pthread_barrier_destroy(&r.start);
+	pthread_barrier_destroy(&r.done);
+	close(r.fd);
+	free(u);
+	free(r.blk);
+	munmap(r.abuf_ok, UNIT);
+	munmap(r.abuf_fail, UNIT);
+}
+
+static void race_checks(const char *tag, const char *mnt, unsigned int iters)
+{
+	char name[96];
+	int s;
+
+	if (!atomic16k_supported(mnt)) {
+		snprintf(name, sizeof(name), "race.%s", tag);
+		skip(name, "no_16k_atomic_unit");
+		return;
+	}
+	for (s = 0; s < N_SCENARIOS; s++)
+		race_scenario(tag, mnt, s, iters);
+}
+
+/* ------------------------------------------------ race, then shutdown */
+
+static void state_path(char *buf, size_t len, const char *tag)
+{
+	snprintf(buf, len, "/tmp/race-%s.state", tag);
+}
+
+static void race_shutdown_write(const char *tag, const char *mnt)
+{
+	char path[256], name[160];
+	pthread_t tid;
+	struct race r;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "race_shutdown.%s", tag);
+	if (!atomic16k_supported(mnt)) {
+		skip(name, "no_16k_atomic_unit");
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.scenario = PLAIN;
+	r.shutdown = 1;
+	r.abuf_ok = unit_buf(0);
+	r.abuf_fail = unit_buf(1);
+	r.blk = abuf(BLK);
+	r.iter = (unsigned int)getpid();
+	r.off = UNIT;
+	snprintf(path, sizeof(path), "%s/race-shutdown.dat", mnt);
+	r.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	snprintf(name, sizeof(name), "race_shutdown.%s.setup", tag);
+	set_buffers(&r);
+	if (r.fd < 0 || ftruncate(r.fd, 4 * UNIT) || !prepare_unit(&r, 1) || fsync(r.fd)) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	check(name, "ok", "ok");
+	pthread_barrier_init(&r.start, NULL, 2);
+	pthread_barrier_init(&r.done, NULL, 2);
+	hog_stop = 0;
+	pthread_create(&tid, NULL, other_thread, &r);
+	pthread_barrier_wait(&r.start);
+	ack_racer(&r);
+	pthread_barrier_wait(&r.done);
+	r.stop = 1;
+	pthread_barrier_wait(&r.start);
+	pthread_join(tid, NULL);
+	close(r.fd);
+	snprintf(name, sizeof(name), "race_shutdown.%s.acked", tag);
+	check(name, r.ack_ok ? "yes" : "no", "yes");
+	snprintf(name, sizeof(name), "race_shutdown.%s.atomic_write", tag);
+	info(name, r.other_res ? errname(r.other_res) : "ok");
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%u %d %d\n", r.iter, r.ack_ok, r.other_res);
+		fclose(f);
+	}
+}
+
+static void race_shutdown_verify(const char *tag, const char *mnt)
+{
+	char path[256], name[160];
+	unsigned char *u = abuf(UNIT);
+	struct race r;
+	FILE *f;
+	int fd;
+
+	snprintf(name, sizeof(name), "race_shutdown.%s.after_recovery", tag);
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "r");
+	if (!f) {
+		skip(name, "no_state");
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.scenario = PLAIN;
+	if (fscanf(f, "%u %d %d", &r.iter, &r.ack_ok, &r.other_res) != 3) {
+		fclose(f);
+		check(name, "bad_state", "ok");
+		return;
+	}
+	fclose(f);
+	/* the atomic write was not acknowledged: whole, or not at all */
+	r.other_res = 0;
+	snprintf(path, sizeof(path), "%s/race-shutdown.dat", mnt);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0 || pread(fd, u, UNIT, UNIT) != UNIT) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	close(fd);
+	check(name, judge_unit(&r, u), "ok");
+	free(u);
+}
+
+/* ------------------------------------------------ end of file, shutdown */
+
+/*
+ * File a: 14 KiB through the page cache + fsync (on XFS-rt this writes the
+ * whole rt extent, on ext4 bigalloc four blocks of one cluster), then a
+ * 16 KiB atomic write at 0, straddling the end of file.
+ * File b: 4 KiB O_DIRECT + fsync, then 12 KiB O_DIRECT appended, not
+ * synced, then a 16 KiB atomic write at 0 over what the in-core size says
+ * is written.  Neither atomic write is synced; the shutdown follows.
+ */
+static const char *eof_prepare_a(const char *mnt, int *fdp)
+{
+	unsigned char *b = abuf(UNIT);
+	char path[256];
+	int fd;
+
+	fill(b, UNIT, T_OLD, 0xa, 0);
+	snprintf(path, sizeof(path), "%s/eof-a.dat", mnt);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || pwrite(fd, b, 14 * KiB, 0) != 14 * KiB || fsync(fd))
+		return "setup_failed";
+	close(fd);
+	*fdp = open(path, O_RDWR | O_DIRECT);
+	free(b);
+	return *fdp < 0 ? "open_failed" : "ok";
+}
+
+static const char *eof_prepare_b(const char *mnt, int *fdp)
+{
+	unsigned char *b = abuf(UNIT);
+	char path[256];
+	int fd;
+
+	fill(b, UNIT, T_OLD, 0xb, 0);
+	snprintf(path, sizeof(path), "%s/eof-b.dat", mnt);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	if (fd < 0 || pwrite(fd, b, BLK, 0) != BLK || fsync(fd))
+		return "setup_failed";
+	fill(b, UNIT, T_PLAIN, 0xb, 0);
+	if (pwrite(fd, b + BLK, 3 * BLK, BLK) != 3 * BLK)
+		return "append_failed";
+	*fdp = fd;
+	free(b);
+	return "ok";
+}
+
+static void eof_shutdown_write(const char *tag, const char *mnt)
+{
+	unsigned char *buf = unit_buf(0);
+	char name[160], path[256];
+	const char *r;
+	int fda = -1, fdb = -1, ra, rb;
+	__u32 how = GOINGDOWN_NOLOGFLUSH;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "eof_shutdown.%s", tag);
+	if (!atomic16k_supported(mnt)) {
+		skip(name, "no_16k_atomic_unit");
+		return;
+	}
+	snprintf(name, sizeof(name), "eof_shutdown.%s.a_setup", tag);
+	r = eof_prepare_a(mnt, &fda);
+	check(name, r, "ok");
+	snprintf(name, sizeof(name), "eof_shutdown.%s.b_setup", tag);
+	r = eof_prepare_b(mnt, &fdb);
+	check(name, r, "ok");
+	if (fda < 0 || fdb < 0)
+		return;
+	fill(buf, UNIT, T_ATOMIC, 0xa, 0);
+	ra = atomic_write(fda, buf, 0, 0) == UNIT ? 0 : errno;
+	fill(buf, UNIT, T_ATOMIC, 0xb, 0);
+	rb = atomic_write(fdb, buf, 0, 0) == UNIT ? 0 : errno;
+	if (ioctl(fda, FS_IOC_GOINGDOWN, &how))
+		perror("FS_IOC_GOINGDOWN");
+	/* as upstream: a straddling write and one below the in-core size work */
+	snprintf(name, sizeof(name), "eof_shutdown.%s.a_straddle_write", tag);
+	check(name, ra ? errname(ra) : "ok", "ok");
+	snprintf(name, sizeof(name), "eof_shutdown.%s.b_incore_size_write", tag);
+	check(name, rb ? errname(rb) : "ok", "ok");
+	close(fda);
+	close(fdb);
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d %d\n", ra, rb);
+		fclose(f);
+	}
+	munmap(buf, UNIT);
+}
+
+/*
+ * The state after recovery: "old", "new", or what is wrong.  old_len/old
+ * tags describe the states the file had before the atomic write.
+ */
+static const char *eof_state(const char *path, unsigned int file, int b_file)
+{
+	static char res[96];
+	unsigned char *u = abuf(UNIT);
+	struct stat st;
+	ssize_t have;
+	int fd = open(path, O_RDONLY | O_DIRECT);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(res, sizeof(res), "open_%s", errname(errno));
+		return res;
+	}
+	have = pread(fd, u, UNIT, 0);
+	close(fd);
+	if (st.st_size == UNIT && have == UNIT && holds(u, UNIT, T_ATOMIC, file, 0))
+		snprintf(res, sizeof(res), "new");
+	else if (!b_file && st.st_size == 14 * KiB && have == 14 * KiB &&
+		 holds(u, 12 * KiB, T_OLD, file, 0))
+		snprintf(res, sizeof(res), "old");
+	else if (b_file && st.st_size == BLK && have == BLK && holds(u, BLK, T_OLD, file, 0))
+		snprintf(res, sizeof(res), "old_synced");
+	else if (b_file && st.st_size == UNIT && have == UNIT && holds(u, BLK, T_OLD, file, 0) &&
+		 holds(u + BLK, 3 * BLK, T_PLAIN, file, 1))
+		snprintf(res, sizeof(res), "old_appended");
+	else if (have > 0 && holds(u, BLK, T_ATOMIC, file, 0))
+		snprintf(res, sizeof(res), "torn(size=%lld,new_data_cut)", (long long)st.st_size);
+	else
+		snprintf(res, sizeof(res), "other(size=%lld)", (long long)st.st_size);
+	free(u);
+	return res;
+}
+
+static void eof_shutdown_verify(const char *tag, const char *mnt)
+{
+	char name[160], path[256];
+	const char *s;
+	int ra, rb;
+	FILE *f;
+
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "r");
+	snprintf(name, sizeof(name), "eof_shutdown.%s.after_recovery", tag);
+	if (!f) {
+		skip(name, "no_state");
+		return;
+	}
+	if (fscanf(f, "%d %d", &ra, &rb) != 2) {
+		fclose(f);
+		check(name, "bad_state", "ok");
+		return;
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/eof-a.dat", mnt);
+	s = eof_state(path, 0xa, 0);
+	snprintf(name, sizeof(name), "eof_shutdown.%s.a_straddle_state", tag);
+	info(name, s);
+	snprintf(name, sizeof(name), "eof_shutdown.%s.a_straddle_untorn", tag);
+	check(name, !strcmp(s, "old") || !strcmp(s, "new") ? "yes" : s, "yes");
+	snprintf(path, sizeof(path), "%s/eof-b.dat", mnt);
+	s = eof_state(path, 0xb, 1);
+	snprintf(name, sizeof(name), "eof_shutdown.%s.b_incore_size_state", tag);
+	info(name, s);
+	snprintf(name, sizeof(name), "eof_shutdown.%s.b_incore_size_untorn", tag);
+	check(name, !strncmp(s, "old", 3) || !strcmp(s, "new") ? "yes" : s, "yes");
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: race_tests --race TAG:MNT [--iters N]\n"
+		"       race_tests --race-shutdown-write TAG:MNT | --race-shutdown-verify TAG:MNT\n"
+		"       race_tests --eof-shutdown-write TAG:MNT | --eof-shutdown-verify TAG:MNT\n"
+		"       race_tests --probe TAG:MNT\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "race", required_argument, 0, 'r' },
+		{ "iters", required_argument, 0, 'n' },
+		{ "race-shutdown-write", required_argument, 0, 'w' },
+		{ "race-shutdown-verify", required_argument, 0, 'v' },
+		{ "eof-shutdown-write", required_argument, 0, 'W' },
+		{ "eof-shutdown-verify", required_argument, 0, 'V' },
+		{ "probe", required_argument, 0, 'p' },
+		{ 0, 0, 0, 0 },
+	};
+	unsigned int iters = 300;
+	char *arg = NULL, *mnt;
+	int mode = 0, c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			iters = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'r': case 'w': case 'v': case 'W': case 'V': case 'p':
+			mode = c;
+			arg = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!mode || !(mnt = strchr(arg, ':')) || !iters)
+		usage();
+	*mnt++ = 0;
+	if (mode == 'p')
+		return atomic16k_supported(mnt) ? 0 : 3;
+	switch (mode) {
+	case 'r': race_checks(arg, mnt, iters); break;
+	case 'w': race_shutdown_write(arg, mnt); break;
+	case 'v': race_shutdown_verify(arg, mnt); break;
+	case 'W': eof_shutdown_write(arg, mnt); break;
+	case 'V': eof_shutdown_verify(arg, mnt); break;
+	}
+	printf("race_tests: done pass=%d fail=%d\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * tests/test_write_copy.c - the writer's private copy of a page.
+ *
+ * Contract checked (engine/journal.c): the copy the writer changes is
+ * made from the page's last committed version -- whole, or from the
+ * buffer of an earlier version (its shadow) brought up to date by the
+ * blocks changed since -- so every transaction sees exactly what the
+ * previous ones committed.  Here one leaf takes many small in-place
+ * updates, each commit changing a different block of it than the last
+ * (so a copy that missed one block of the previous commit, or of a rolled
+ * back transaction, shows as a stale or phantom value), with rollbacks,
+ * a reader now and then holding the old version (no shadow then), page
+ * frees and reallocations (pages rewritten whole), and the whole
+ * database checked against an oracle after every commit and after a
+ * reopen (the log replayed from what the copies held).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "helper_fs.h"
+#include "untorn.h"
+
+#define NKEYS 120   /* 120 x ~130 bytes: one leaf */
+#define VLEN 100
+#define STEPS 3000
+
+static unsigned char oracle[NKEYS][VLEN];
+static int present[NKEYS];
+
+static void key_of(int i, char *k)
+{
+	snprintf(k, 16, "k%05d", i);
+}
+
+static void val_of(int i, unsigned step, unsigned char *v)
+{
+	for (int j = 0; j < VLEN; j++)
+		v[j] = (unsigned char)(i * 31 + step * 7 + j);
+}
+
+static ut_db *open_db(const char *path)
+{
+	ut_options o;
+	ut_db *db;
+
+	ut_options_default(&o);
+	o.sync = 0;
+	o.create = 1;
+	o.protect = UT_PROTECT_UNSAFE;
+	assert_int_equal(ut_open(path, &o, &db), UT_OK);
+	return db;
+}
+
+static void check_all(ut_db *db)
+{
+	ut_txn *t;
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i++) {
+		char k[16];
+		const void *v;
+		size_t vl;
+		int rc;
+
+		key_of(i, k);
+		rc = ut_get_ref(t, k, strlen(k), &v, &vl);
+		if (!present[i]) {
+			assert_int_equal(rc, UT_NOTFOUND);
+			continue;
+		}
+		assert_int_equal(rc, UT_OK);
+		assert_int_equal(vl, VLEN);
+		assert_memory_equal(v, oracle[i], VLEN);
+	}
+	ut_abort(t);
+}
+
+static void test_copies_follow_commits(void **state)
+{
+	char *path = tmp_db_path("wcopy", "follow");
+	ut_db *db = open_db(path);
+	ut_txn *t, *reader = NULL;
+	uint32_t rnd = 12345;
+
+	(void)state;
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i++) {
+		char k[16];
+
+		key_of(i, k);
+		val_of(i, 0, oracle[i]);
+		present[i] = 1;
+		assert_int_equal(ut_put(t, k, strlen(k), oracle[i], VLEN), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	for (unsigned step = 1; step <= STEPS; step++) {
+		unsigned char v[VLEN];
+		char k[16];
+		int i, deleted = 0;
+
+		rnd = rnd * 1103515245u + 12345u;
+		i = (int)((rnd >> 8) % NKEYS);
+		key_of(i, k);
+		val_of(i, step, v);
+		if (step % 50 == 0 && !reader)
+			assert_int_equal(ut_begin(db, UT_RDONLY, &reader), UT_OK);
+		else if (step % 50 == 7 && reader) {
+			ut_abort(reader);
+			reader = NULL;
+		}
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		if (step % 97 == 0 && present[i]) {
+			/* a delete and a put back: the leaf rewritten */
+			assert_int_equal(ut_del(t, k, strlen(k)), UT_OK);
+			deleted = 1;
+		} else {
+			assert_int_equal(ut_put(t, k, strlen(k), v, VLEN), UT_OK);
+		}
+		if (step % 13 == 0) {
+			ut_abort(t); /* the copy changed, then dropped */
+		} else {
+			assert_int_equal(ut_commit(t), UT_OK);
+			if (deleted) {
+				present[i] = 0;
+			} else {
+				memcpy(oracle[i], v, VLEN);
+				present[i] = 1;
+			}
+		}
+		check_all(db);
+	}
+	if (reader)
+		ut_abort(reader);
+	assert_int_equal(ut_close(db), UT_OK);
+	db = open_db(path);
+	check_all(db);
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
+/* Pages freed and allocated again are rewritten whole, with no copy of
+ * their old content: nothing of it may show through. */
+static void test_pages_rewritten_whole(void **state)
+{
+	char *path = tmp_db_path("wcopy", "whole");
+	ut_db *db = open_db(path);
+	ut_txn *t;
+
+	(void)state;
+	for (int round = 0; round < 6; round++) {
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		for (int i = 0; i < 2000; i++) {
+			char k[32];
+			unsigned char v[VLEN];
+
+			snprintf(k, sizeof(k), "r%08d", i);
+			memset(v, 'a' + round, VLEN);
+			if (round % 2)
+				assert_int_equal(ut_del(t, k, strlen(k)), UT_OK);
+			else
+				assert_int_equal(ut_put(t, k, strlen(k), v, VLEN), UT_OK);
+		}
+		assert_int_equal(ut_commit(t), UT_OK);
+		assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+		for (int i = 0; i < 2000; i++) {
+			char k[32];
+			const void *v;
+			size_t vl;
+			int rc;
+
+			snprintf(k, sizeof(k), "r%08d", i);
+			rc = ut_get_ref(t, k, strlen(k), &v, &vl);
+			if (round % 2) {
+				assert_int_equal(rc, UT_NOTFOUND);
+			} else {
+				assert_int_equal(rc, UT_OK);
+				assert_int_equal(vl, VLEN);
+				assert_int_equal(((const unsigned char *)v)[0], 'a' + round);
+				assert_int_equal(((const unsigned char *)v)[VLEN - 1],
+						 'a' + round);
+			}
+		}
+		ut_abort(t);
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	db = open_db(path);
+	{
+		ut_check_result res;
+
+		assert_int_equal(ut_check(db, NULL, &res), UT_OK);
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_copies_follow_commits),
+		cmocka_unit_test(test_pages_rewritten_whole),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
