@@ -600,11 +600,11 @@ static int change_rc(ut_txn *t, int rc)
 	return rc;
 }
 
-int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
+/* ut_put's and ut_tput's arguments. */
+static int check_put(ut_txn *t, const void *key, size_t klen, const void *val,
+		     size_t vlen)
 {
 	int rc;
-
-	ut_clear_errdetail();
 
 	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
 		return rc;
@@ -615,6 +615,17 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 	}
 	if (!val && vlen)
 		return UT_EINVAL;
+	return 0;
+}
+
+int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	int rc;
+
+	ut_clear_errdetail();
+
+	if ((rc = check_put(t, key, klen, val, vlen)))
+		return rc;
 	t->gen++;
 	detach_cursors(t);
 	return change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
@@ -1262,15 +1273,8 @@ int ut_tput(ut_txn *t, ut_table *h, const void *key, size_t klen,
 	if (!h)
 		return ut_put(t, key, klen, val, vlen);
 	ut_clear_errdetail();
-	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
+	if ((rc = check_put(t, key, klen, val, vlen)))
 		return rc;
-	if (vlen > UT_MAX_VALUE) {
-		ut_set_errdetail("value of %zu bytes is longer than %u", vlen,
-				 UT_MAX_VALUE);
-		return UT_ETOOBIG;
-	}
-	if (!val && vlen)
-		return UT_EINVAL;
 	if ((rc = tstate_of(t, h, &s)))
 		return rc;
 	t->gen++;
