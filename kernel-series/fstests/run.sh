@@ -62,7 +62,8 @@ if [ -z "$root" ]; then
 	"$HERE/mkroot.sh" -o "$root" --fstests "$fst" --tools "$tools" || exit 1
 fi
 "$VM/mkinitramfs.sh" -o "$out/initramfs.cpio.gz" \
-	"$HERE/guest-boot.sh:/bin/guest-boot.sh" "$HERE/guest-check.sh:/bin/guest-check.sh" || exit 1
+	"$HERE/guest-boot.sh:/bin/guest-boot.sh" "$HERE/guest-check.sh:/bin/guest-check.sh" \
+	"$VM/guest-disks.sh:/bin/guest-disks.sh" || exit 1
 
 rc=0
 for s in $sections; do

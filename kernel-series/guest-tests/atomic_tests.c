@@ -42,82 +42,10 @@
 #include <sys/syscall.h>
 
 #include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
-
-#define KiB 1024
+#include "guest_common.h"
 
 static int g_patched;	/* --expect patched */
 static int g_aid;	/* --aid on (only meaningful when patched) */
-static int n_pass, n_fail;
-
-/* ------------------------------------------------------------------ output */
-
-static int want_matches(const char *got, const char *want)
-{
-	const char *p = want;
-	size_t glen = strlen(got);
-
-	while (*p) {
-		const char *bar = strchr(p, '|');
-		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-
-		if (len == glen && strncmp(p, got, len) == 0)
-			return 1;
-		if (!bar)
-			break;
-		p = bar + 1;
-	}
-	return 0;
-}
-
-static void check(const char *name, const char *got, const char *want)
-{
-	if (want_matches(got, want)) {
-		n_pass++;
-		printf("%s: PASS got=%s want=%s\n", name, got, want);
-	} else {
-		n_fail++;
-		printf("%s: FAIL got=%s want=%s\n", name, got, want);
-	}
-	fflush(stdout);
-}
-
-static void checku(const char *name, unsigned long long got, unsigned long long want)
-{
-	char g[32], w[32];
-
-	snprintf(g, sizeof(g), "%llu", got);
-	snprintf(w, sizeof(w), "%llu", want);
-	check(name, g, w);
-}
-
-static void info(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: INFO got=", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void skip(const char *name, const char *why)
-{
-	printf("%s: SKIP why=%s\n", name, why);
-	fflush(stdout);
-}
-
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-	static char buf[32];
-
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "errno%d", e);
-	return buf;
-}
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -177,18 +105,6 @@ static long long dev_write_ios(const char *dev)
 	}
 	fclose(fp);
 	return (long long)f[4];
-}
-
-static void *abuf(size_t len, int pattern)
-{
-	void *p = aligned_alloc(64 * KiB, len < 64 * KiB ? 64 * KiB : len);
-
-	if (!p) {
-		perror("aligned_alloc");
-		exit(2);
-	}
-	memset(p, pattern, len);
-	return p;
 }
 
 /*
@@ -1687,12 +1603,20 @@ static void ext4_journal_checks(const char *mnt)
 #define SD_UNITS 64
 #define SD_EOF_UNITS 48
 #define SD_UNIT (16 * KiB)
-#define SD_DELAY_US 1000000
+#define SD_DELAY_US 1000000	/* --shutdown-delay-us: when the shutdown comes */
+#define SD_MAX_HOGS 8
 
-#ifndef FS_IOC_GOINGDOWN
-#define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
-#endif
-#define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
+/*
+ * A longer developer pass (guest.sh untorn.shutdown_rounds=N) runs the test
+ * in rounds with different delays, so the shutdown meets each step of a
+ * write (data, conversion, log force) at some point, and may add CPU-hog
+ * threads (--shutdown-hogs) that delay the log's workers and so widen the
+ * windows between those steps.
+ */
+static long g_sd_delay_us = SD_DELAY_US;
+static int g_sd_hogs;
+static volatile int g_sd_hog_stop;
+
 
 enum { SD_HOLE, SD_UNWRITTEN, SD_WRITTEN, SD_MIXED };
 
@@ -1724,17 +1648,30 @@ static void *sd_shutdown_thread(void *arg)
 	struct sd_state *s = arg;
 	__u32 how = GOINGDOWN_NOLOGFLUSH;
 
-	usleep(SD_DELAY_US);
+	usleep((useconds_t)g_sd_delay_us);
 	if (ioctl(s->fd, FS_IOC_GOINGDOWN, &how))
 		perror("FS_IOC_GOINGDOWN");
 	return NULL;
 }
 
+static void *sd_hog_thread(void *arg)
+{
+	volatile unsigned long n = 0;
+
+	(void)arg;
+	while (!g_sd_hog_stop)
+		n++;
+	return NULL;
+}
+
 static void shutdown_write(const char *tag, const char *mnt)
 {
-	/* how the writes end: EIO once shut down, if the 16 KiB unit is offered */
+	/* how the writes end: EIO once shut down, if the 16 KiB unit is offered
+	 * (a round's tag is the filesystem's, then ".rN") */
 	const char *want_stop = g_aid ? "EIO" : !g_patched ? "EOPNOTSUPP" :
-				!strcmp(tag, "xfs16k") ? "EOPNOTSUPP" : "EINVAL";
+				!strncmp(tag, "xfs16k", 6) ? "EOPNOTSUPP" : "EINVAL";
+	pthread_t hogs[SD_MAX_HOGS];
+	int nhogs = 0;
 	unsigned char *buf = abuf(SD_UNIT, 0);
 	char path[256], name[160], state[160];
 	unsigned int rng = 0x9e3779b9u;
@@ -1771,6 +1708,10 @@ static void shutdown_write(const char *tag, const char *mnt)
 	check(name, fsync(s.fd) ? errname(errno) : "ok", "ok");
 	sync();
 
+	g_sd_hog_stop = 0;
+	while (nhogs < g_sd_hogs && nhogs < SD_MAX_HOGS &&
+	       !pthread_create(&hogs[nhogs], NULL, sd_hog_thread, NULL))
+		nhogs++;
 	if (pthread_create(&tid, NULL, sd_shutdown_thread, &s)) {
 		check(name, "pthread_create_failed", "ok");
 		exit(2);
@@ -1794,6 +1735,9 @@ static void shutdown_write(const char *tag, const char *mnt)
 		break;
 	}
 	pthread_join(tid, NULL);
+	g_sd_hog_stop = 1;
+	while (nhogs > 0)
+		pthread_join(hogs[--nhogs], NULL);
 	close(s.fd);
 
 	snprintf(name, sizeof(name), "shutdown.%s.acked_writes", tag);
@@ -1907,6 +1851,7 @@ static void usage(void)
 		"       [--ext4nojournal MNT:DEV]   (ext4 bigalloc mounted noload)\n"
 		"       [--shutdown-write TAG:MNT | --shutdown-verify TAG:MNT]\n"
 		"                            (before and after a shutdown and remount)\n"
+		"       [--shutdown-delay-us N] [--shutdown-hogs N]   (with --shutdown-write)\n"
 		"       [--raw DEV] [--scsi DEV]      (DEV = name under /sys/block)\n");
 	exit(2);
 }
@@ -1926,6 +1871,8 @@ int main(int argc, char **argv)
 		{ "ext4nojournal", required_argument, 0, 'J' },
 		{ "shutdown-write", required_argument, 0, 'W' },
 		{ "shutdown-verify", required_argument, 0, 'V' },
+		{ "shutdown-delay-us", required_argument, 0, 'D' },
+		{ "shutdown-hogs", required_argument, 0, 'H' },
 		{ "raw", required_argument, 0, 'w' },
 		{ "scsi", required_argument, 0, 's' },
 		{ 0, 0, 0, 0 },
@@ -1951,6 +1898,8 @@ int main(int argc, char **argv)
 		case 'J': nojournal = optarg; break;
 		case 'W': sd_write = optarg; break;
 		case 'V': sd_verify = optarg; break;
+		case 'D': g_sd_delay_us = atol(optarg); break;
+		case 'H': g_sd_hogs = atoi(optarg); break;
 		case 'w': raw = optarg; break;
 		case 's': scsi = optarg; break;
 		default: usage();

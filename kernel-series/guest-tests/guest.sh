@@ -5,35 +5,27 @@ EXPECT=${1:?expect}
 AID=${2:?aid}
 # untorn.race_iters=N / untorn.race_rounds=N size race_tests (below);
 # untorn.race_only=1 runs race_tests alone (a quick developer pass).
-RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0
+# untorn.shutdown_rounds=N runs the shutdown test N times per filesystem
+# (default 1), untorn.shutdown_hogs=N with N CPU-hog threads, and
+# untorn.shutdown_only=FS runs nothing but those rounds on FS (a loop to
+# measure how often an acknowledged write is lost).
+RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0 SD_ROUNDS=1 SD_HOGS=0 SD_ONLY=""
 for w in $(cat /proc/cmdline); do
 	case $w in
 	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
 	untorn.race_rounds=*) RACE_ROUNDS=${w#untorn.race_rounds=} ;;
 	untorn.race_only=1) RACE_ONLY=1 ;;
+	untorn.shutdown_rounds=*) SD_ROUNDS=${w#untorn.shutdown_rounds=} ;;
+	untorn.shutdown_hogs=*) SD_HOGS=${w#untorn.shutdown_hogs=} ;;
+	untorn.shutdown_only=*) SD_ONLY=${w#untorn.shutdown_only=}; RACE_ONLY=1 ;;
 	esac
 done
 echo "env.kernel: INFO got=$(uname -r)"
 echo "env.cmdline: INFO got=$(cat /proc/cmdline)"
 
-# NVMe controllers probe asynchronously: wait for all of them.
-want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-i=0
-while :; do
-	have=0
-	for b in /sys/block/nvme*n1; do [ -e "$b" ] && have=$((have + 1)); done
-	[ "$have" -ge "$want" ] && [ "$want" -gt 0 ] && break
-	i=$((i + 1)); [ $i -gt 150 ] && break
-	sleep 0.2
-	want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-done
-dev_of() {  # dev_of SERIAL -> nvmeXn1
-	for b in /sys/block/nvme*n1; do
-		s=$(cat "$b/device/serial" 2>/dev/null | tr -d ' ')
-		[ "$s" = "$1" ] && { basename "$b"; return 0; }
-	done
-	return 1
-}
+# nvme_wait, dev_of SERIAL -> nvmeXn1 (../vm/guest-disks.sh)
+. /bin/guest-disks.sh
+nvme_wait
 # scsi_debug disk (if scsi_debug.* is on the command line)
 SCSI=""
 if grep -q 'scsi_debug\.' /proc/cmdline; then
@@ -93,23 +85,41 @@ fi
 # Shutdown mid-write (as xfstests generic/775, 778): atomic_tests writes
 # RWF_ATOMIC|RWF_DSYNC units and shuts the filesystem down (no log flush)
 # part way; after a remount (log recovery) it checks every unit.
+# Round 0 shuts down after 1 s; round r > 0 (tag NAME.rR) after a delay
+# spread over 0.25-1 s, so the shutdown meets the writes at other steps.
 shutdown_test() {  # shutdown_test NAME FSTYPE [OPTS]
 	name=$1 fstype=$2 opts=${3:-}
 	grep -q " /mnt/$name " /proc/mounts && d=$(dev_of "$name") || return 0
-	/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
-		--shutdown-write "$name:/mnt/$name" >/tmp/shutdown.out || rc=1
-	grep -v 'SKIP why=not_given' /tmp/shutdown.out
-	umount "/mnt/$name"
-	if mount -t "$fstype" ${opts:+-o "$opts"} "/dev/$d" "/mnt/$name" 2>/tmp/mnt.err; then
-		echo "shutdown.$name.remount: PASS got=ok want=ok"
+	r=0 lost=0
+	while [ $r -lt "$SD_ROUNDS" ]; do
+		tag=$name delay=1000000
+		[ $r -gt 0 ] && tag=$name.r$r delay=$((250000 + (r * 7919 % 1000) * 750))
 		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
-			--shutdown-verify "$name:/mnt/$name" >/tmp/shutdown.out || rc=1
+			--shutdown-delay-us "$delay" --shutdown-hogs "$SD_HOGS" \
+			--shutdown-write "$tag:/mnt/$name" >/tmp/shutdown.out || rc=1
 		grep -v 'SKIP why=not_given' /tmp/shutdown.out
-	else
-		echo "shutdown.$name.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
-		rc=1
-	fi
+		umount "/mnt/$name"
+		if ! mount -t "$fstype" ${opts:+-o "$opts"} "/dev/$d" "/mnt/$name" 2>/tmp/mnt.err; then
+			echo "shutdown.$tag.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+			rc=1
+			return 0
+		fi
+		echo "shutdown.$tag.remount: PASS got=ok want=ok"
+		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
+			--shutdown-verify "$tag:/mnt/$name" >/tmp/shutdown.out || rc=1
+		grep -v 'SKIP why=not_given' /tmp/shutdown.out
+		grep -q 'lost_or_torn: FAIL' /tmp/shutdown.out && lost=$((lost + 1))
+		r=$((r + 1))
+	done
+	[ "$SD_ROUNDS" -gt 1 ] && echo "shutdown.$name.rounds_failed: INFO got=$lost/$SD_ROUNDS"
 }
+if [ -n "$SD_ONLY" ]; then
+	case $SD_ONLY in
+	xfsrt) [ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd" ;;
+	ext4bigalloc) shutdown_test ext4bigalloc ext4 ;;
+	*) shutdown_test "$SD_ONLY" xfs ;;
+	esac
+fi
 if [ "$RACE_ONLY" != 1 ]; then
 	shutdown_test xfs16k xfs
 	[ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd"
@@ -150,8 +160,10 @@ race_test() {  # race_test NAME FSTYPE [OPTS]
 	/bin/race_tests --eof-shutdown-verify "$name:/mnt/$name" || rc=1
 	echo "race.$name.shutdown_seconds: INFO got=$(( $(date +%s) - s ))"
 }
-[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
-race_test ext4bigalloc ext4
+if [ -z "$SD_ONLY" ]; then
+	[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
+	race_test ext4bigalloc ext4
+fi
 # ext4 bigalloc without its journal (mounted noload, allowed on a clean
 # filesystem): a mixed cluster cannot be committed first, so the unit is
 # one block there.
