@@ -4,6 +4,7 @@
  * guest_common.h): check lines, errno names, aligned buffers.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +92,10 @@ void *abuf(size_t len, int pattern)
 	}
 	memset(p, pattern, len);
 	return p;
+}
+
+int open_test_file(const char *mnt, const char *fname, int flags, char *path, size_t plen)
+{
+	snprintf(path, plen, "%s/%s", mnt, fname);
+	return open(path, O_RDWR | O_CREAT | flags, 0644);
 }

@@ -19,6 +19,9 @@
 
 #ifndef FS_IOC_GOINGDOWN
 #define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
+/* Open (creating) MNT/FNAME read-write with extra flags; its path in path. */
+int open_test_file(const char *mnt, const char *fname, int flags, char *path, size_t plen);
+
 #endif
 #define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
 
@@ -38,5 +41,8 @@ const char *errname(int e);
 /* A buffer aligned for O_DIRECT (64 KiB), filled with the byte pattern;
  * exits on failure. */
 void *abuf(size_t len, int pattern);
+
+/* Open (creating) MNT/FNAME read-write with extra flags; its path in path. */
+int open_test_file(const char *mnt, const char *fname, int flags, char *path, size_t plen);
 
 #endif
