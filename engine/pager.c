@@ -644,6 +644,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	if ((rc = adopt_meta(p, mf)))
 		goto fail;
 	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
+	p->fpi_redo = ut_pager_redo_lsn(p);
 	free(dwpath);
 	*out = p;
 	return UT_OK;
