@@ -286,22 +286,25 @@ int ut_pager_redo_image(ut_pager *p, uint64_t lsn, uint32_t pgno,
 	/* The log's checksum passed; what the image claims is checked as a
 	 * page read from a file is (design.md, "Untrusted files"). */
 	if (pgno == 0) {
-		ut_set_errdetail("%s: log image record of LSN %llu: an image of "
-				 "the header page (page 0), which is never "
-				 "imaged", p->path, (unsigned long long)lsn);
+		ut_set_errdetail("%s: log image record (transaction of commit LSN "
+				 "%llu): an image of the header page (page 0), "
+				 "which is never imaged", p->path,
+				 (unsigned long long)lsn);
 		return UT_ECORRUPT;
 	}
 	if (ut_page_pgno(img) != pgno) {
-		ut_set_errdetail("%s: log image record of LSN %llu: names page %u "
-				 "but holds page %u", p->path,
-				 (unsigned long long)lsn, pgno, ut_page_pgno(img));
+		ut_set_errdetail("%s: log image record (transaction of commit LSN "
+				 "%llu): names page %u but holds page %u",
+				 p->path, (unsigned long long)lsn, pgno,
+				 ut_page_pgno(img));
 		return UT_ECORRUPT;
 	}
 	if (ut_page_check(img, pgno, p->path) != UT_OK) {
 		char d[512];
 
-		snprintf(d, sizeof(d), "%s (the page image in the log record of "
-			 "LSN %llu)", ut_errdetail(), (unsigned long long)lsn);
+		snprintf(d, sizeof(d), "%s (the page image a log record holds, in "
+			 "the transaction of commit LSN %llu)", ut_errdetail(),
+			 (unsigned long long)lsn);
 		ut_set_errdetail("%s", d);
 		return UT_ECORRUPT;
 	}
