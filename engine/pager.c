@@ -37,7 +37,16 @@ int ut_pager_protect(ut_pager *p)
 	return p->readonly ? (int)p->last_mode : p->fl->ops->protect;
 }
 int ut_pager_fatal(ut_pager *p) { return fatal_now(p); }
-size_t ut_pager_frames(ut_pager *p) { return p->nframes; }
+size_t ut_pager_frames(ut_pager *p)
+{
+	size_t n;
+
+	/* the cleaner thread shrinks the pool too (cleaner.c) */
+	pthread_mutex_lock(&p->mu);
+	n = p->nframes;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
 
 uint64_t ut_pager_lsn(ut_pager *p) { return p->lsn; }
 void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)

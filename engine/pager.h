@@ -14,7 +14,9 @@
  *    bound too.  Pinned frames and frames dirtied by the running write
  *    transaction are never evicted; when no frame is evictable the pool
  *    grows past the bound (a big transaction may exceed cache_bytes
- *    temporarily) and shrinks back as frames become evictable.
+ *    temporarily) and shrinks back as frames become evictable (dirty
+ *    ones once the cleaner thread wrote them: the committing thread does
+ *    not write them under the pool mutex).
  *  - Page cleaner: a background thread (started on first need, never
  *    during redo or for a read-only handle) writes dirty pages in batches
  *    of up to 128 (one strategy call: for doublewrite one copy write and
