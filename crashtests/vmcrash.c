@@ -847,7 +847,7 @@ static int diag(const char *path, ut_options *o, uint64_t epoch, uint64_t upto)
 
 static int parse_protect(const char *s)
 {
-	for (int p = UT_PROTECT_AUTO; p <= UT_PROTECT_UNSAFE; p++)
+	for (int p = UT_PROTECT_AUTO; p <= UT_PROTECT_FULLPAGE; p++)
 		if (!strcmp(s, ut_protect_name(p)))
 			return p;
 	fprintf(stderr, "vmcrash: unknown mode %s\n", s);
