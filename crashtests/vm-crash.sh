@@ -49,7 +49,9 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash),
+# PLANT=noimage (with --mode fullpage: the planted bug, no page images
+# logged, so torn pages cannot be repaired; such a pass must FAIL).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -289,6 +291,7 @@ run_job() {
 		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
+		[ "${PLANT:-}" = noimage ] && [ "$mode" = fullpage ] && gargs+=(--plant noimage)
 		local pidf=$dir/qemu.pid killf=$dir/killed
 		rm -f "$pidf" "$killf"
 		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0

@@ -5,7 +5,8 @@
  * without one (the planted bug) refused with a detail saying so, the
  * log's IMAGE record crafted (wrong page number, wrong size, lying
  * contents, an image of the header page), an image as the only evidence
- * of a commit past a damaged record, and the log's format marking.
+ * of a commit past a damaged record, the log's format marking, and a
+ * transaction of images too big for the log's buffer.
  * (Every crash point with random tears: test_crash's fullpage sweep.)
  *
  * The base: keys committed and checkpointed, then commits that change
@@ -434,6 +435,55 @@ static void test_log_format_upgrade(void **s)
 	ut_simdisk_free(d);
 }
 
+/* One transaction of more than the log's 8 MiB append buffer, all of it
+ * page images (every page new): its records stream out before its COMMIT
+ * and recovery reads them again from the file (wal.h).  The power goes
+ * after the commit returned. */
+static void test_big_txn_images(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	static char v[4000];
+	char k[16];
+	ut_db *db;
+	ut_txn *t;
+	ut_stats st;
+
+	(void)s;
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(k, sizeof(k), "big%05d", i);
+		memset(v, 'A' + i % 26, sizeof(v));
+		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	printf("  %llu page images, %llu log bytes\n",
+	       (unsigned long long)st.page_images, (unsigned long long)st.log_bytes);
+	assert_true(st.page_images * UT_PAGE_SIZE > (8u << 20));
+	ut_simdisk_crash_at(d, ut_simdisk_event_count(d));
+	(void)ut_close(db);
+	assert_int_equal(ut_simdisk_reboot_policy(d, 3, UT_SIMDISK_RANDOM), UT_OK);
+	assert_int_equal(open_db(d, &db), UT_OK);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < 3000; i += 7) {
+		void *got;
+		size_t n;
+
+		snprintf(k, sizeof(k), "big%05d", i);
+		memset(v, 'A' + i % 26, sizeof(v));
+		assert_int_equal(ut_get(t, k, strlen(k), &got, &n), UT_OK);
+		assert_int_equal(n, sizeof(v));
+		assert_memory_equal(got, v, n);
+		free(got);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_image_lying_contents),
 		cmocka_unit_test(test_image_is_evidence),
 		cmocka_unit_test(test_log_format_upgrade),
+		cmocka_unit_test(test_big_txn_images),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
