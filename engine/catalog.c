@@ -99,7 +99,9 @@ static void encode(uint8_t *b, const ut_catent *e)
 	ut_st64(b + 24, e->pages);
 }
 
-static int leaf_ok(ut_pager *p, const ut_btcur *c);
+static int cat_seek(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
+		    const char *name, size_t nlen);
+static int cat_step(ut_pager *p, ut_btcur *c);
 
 /* Does an entry other than name's name root too?  One pass of a cursor
  * over the catalog's leaves (each checked whole); other entries' damage
@@ -107,20 +109,15 @@ static int leaf_ok(ut_pager *p, const ut_btcur *c);
 static int root_shared(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 		       uint32_t root)
 {
-	uint32_t croot = cat_root(p, s), leaf = 0;
+	uint32_t croot = cat_root(p, s);
 	ut_btcur c;
 	int rc;
 
-	ut_btcur_init_in(&c, p, s, &croot);
-	for (rc = ut_btcur_seek(&c, NULL, 0); rc == UT_OK; rc = ut_btcur_next(&c)) {
+	for (rc = cat_seek(p, s, &croot, &c, NULL, 0); rc == UT_OK;
+	     rc = cat_step(p, &c)) {
 		const void *k, *v;
 		size_t kl, vl;
 
-		if (c.leaf->pgno != leaf) {
-			leaf = c.leaf->pgno;
-			if ((rc = leaf_ok(p, &c)))
-				break;
-		}
 		if ((rc = ut_btcur_get(&c, &k, &kl, &v, &vl)))
 			break;
 		if (ut_ld32(v) != root || (kl == nlen && !memcmp(k, name, nlen)))
@@ -205,10 +202,11 @@ static int leaf_ok(ut_pager *p, const ut_btcur *c)
 	return UT_OK;
 }
 
-/* Position c at the first name >= name (nlen 0: the first), on a leaf
- * checked whole.  UT_NOTFOUND past the last name. */
-static int seek_checked(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
-			const char *name, size_t nlen)
+/* The one walk of the catalog (lookups, changes, listings, the shared
+ * root check): position c at the first name >= name (nlen 0: the
+ * first), on a leaf checked whole.  UT_NOTFOUND past the last name. */
+static int cat_seek(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
+		    const char *name, size_t nlen)
 {
 	int rc;
 
@@ -223,6 +221,17 @@ static int seek_checked(ut_pager *p, ut_snap *s, uint32_t *root, ut_btcur *c,
 	return rc;
 }
 
+/* The next name after c's, checking each leaf the walk arrives on whole. */
+static int cat_step(ut_pager *p, ut_btcur *c)
+{
+	uint32_t at = c->leaf ? c->leaf->pgno : 0;
+	int rc = ut_btcur_next(c);
+
+	if (rc == UT_OK && c->leaf->pgno != at)
+		rc = leaf_ok(p, c);
+	return rc;
+}
+
 /* The catalog pages a change of name's entry will touch are catalog
  * pages (the leaf it lands on: a crafted root must not make the catalog
  * write into a table's tree). */
@@ -230,7 +239,7 @@ static int check_target(ut_pager *p, uint32_t root, const char *name,
 			size_t nlen)
 {
 	ut_btcur c;
-	int rc = seek_checked(p, NULL, &root, &c, name, nlen);
+	int rc = cat_seek(p, NULL, &root, &c, name, nlen);
 
 	ut_btcur_fini(&c);
 	return rc == UT_NOTFOUND ? UT_OK : rc;
@@ -247,7 +256,7 @@ int ut_cat_get(ut_pager *p, ut_snap *s, const char *name, size_t nlen,
 
 	if (!root)
 		return UT_NOTFOUND;
-	rc = seek_checked(p, s, &root, &c, name, nlen);
+	rc = cat_seek(p, s, &root, &c, name, nlen);
 	if (rc == UT_OK)
 		rc = ut_btcur_get(&c, &k, &kl, &v, &vlen);
 	if (rc == UT_OK && (kl != nlen || memcmp(k, name, nlen)))
@@ -329,16 +338,11 @@ int ut_cat_next(ut_pager *p, ut_snap *s, const char *after, size_t alen,
 
 	if (!root)
 		return UT_NOTFOUND;
-	rc = seek_checked(p, s, &root, &c, after, alen);
+	rc = cat_seek(p, s, &root, &c, after, alen);
 	if (rc == UT_OK && alen) {
 		rc = ut_btcur_get(&c, &k, &kl, NULL, NULL);
-		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0) {
-			uint32_t at = c.leaf->pgno;
-
-			rc = ut_btcur_next(&c);
-			if (rc == UT_OK && c.leaf->pgno != at)
-				rc = leaf_ok(p, &c);
-		}
+		if (rc == UT_OK && kl == alen && memcmp(k, after, alen) == 0)
+			rc = cat_step(p, &c);
 	}
 	if (rc == UT_OK)
 		rc = ut_btcur_get(&c, &k, &kl, &v, &vl);

@@ -1,5 +1,7 @@
 /*
- * engine/db.c - the public API (untorn.h) on top of the B+tree and pager.
+ * engine/db.c - the public API (untorn.h) on top of the B+tree and pager:
+ * handles, transactions, cursors and the default table.  Named tables
+ * are table.c (what the two share: txn.h).
  *
  * Contract: argument checking, locking and transaction lifetime; no page
  * format knowledge.  Locking: a write transaction holds db->writer from
@@ -8,9 +10,9 @@
  * (pager.h), so readers and the writer never wait for each other.
  * Checkpoints take the writer lock only to start.  Pages a read
  * transaction hands out without copying (ut_get_ref) stay pinned in its
- * list until it ends.  Cursors live in their transaction's list; ending the transaction
- * detaches them (their pins are released) -- ut_cursor_close still frees
- * them.  A put/del through the transaction bumps its generation, after
+ * list until it ends.  Cursors live in their transaction's list; ending
+ * the transaction detaches them (their pins are released) --
+ * ut_cursor_close still frees them.  A put/del through the transaction bumps its generation, after
  * which older cursors answer UT_EINVAL until re-seeked.
  */
 #include <pthread.h>
@@ -20,10 +22,10 @@
 #include <string.h>
 
 #include "btree.h"
-#include "catalog.h"
 #include "check.h"
 #include "flush_doublewrite.h"
 #include "db.h"
+#include "txn.h"
 #include "log.h"
 #include "pager.h"
 #include "ut_io.h"
@@ -36,76 +38,6 @@
 #define CKPT_LOG_BYTES_LAZY (256ull << 20)
 /* With sync=0 the log is also written at least this often (seconds). */
 #define LAZY_FLUSH_SECONDS 1
-
-struct ut_db {
-	ut_pager *pager;
-	ut_log *log;
-	ut_options opt;
-	pthread_mutex_t writer; /* held by the write transaction */
-	pthread_mutex_t mu;     /* ntxn */
-	int ntxn;
-	uint64_t ckpt_log_bytes;
-	uint64_t auto_checkpoints;
-	int64_t last_lazy_flush; /* CLOCK_MONOTONIC seconds, sync=0 only */
-	char open_note[512]; /* a loss ut_open accepted: its ut_errdetail */
-	ut_table *tables; /* handles given out (under mu), freed at close */
-	uint64_t last_table_id; /* the last id a create took (writer lock) */
-};
-
-/* A named table's handle: its name and the id of the table it was opened
- * on (a table dropped and created again under the name is another). */
-#define TABLE_MAGIC 0x7461626cu
-struct ut_table {
-	uint32_t magic; /* TABLE_MAGIC until ut_close */
-	ut_db *db;
-	uint64_t id;
-	size_t nlen;
-	char name[UT_TABLE_NAME_MAX + 1];
-	ut_table *next;
-	/* the root its entry had when ut_cat_verify passed (atomic; 0:
-	 * never): the file changes only through this handle's own writes,
-	 * so the check is run again only when the root moved */
-	uint32_t verified_root;
-};
-
-/* A table as one transaction sees it: its catalog entry, changed in
- * memory by the writer's puts and deletes and stored back at commit
- * (dirty), so a put costs no catalog write. */
-struct tstate {
-	ut_table *h;
-	uint32_t root;
-	uint64_t keys, pages;
-	int dirty; /* counts or root changed since the entry was stored */
-	int gone;  /* dropped by this transaction */
-	struct tstate *next;
-};
-
-struct ut_cursor {
-	ut_txn *txn;
-	struct tstate *ts; /* its named table, NULL: the default one */
-	ut_cursor *next, *prev;
-	uint64_t gen;
-	ut_btcur bc;
-};
-
-/* What ut_get_ref handed out: a pinned page, or a value assembled from
- * overflow pages. */
-struct held {
-	ut_pg *pin;
-	void *owned;
-};
-
-struct ut_txn {
-	ut_db *db;
-	int rdonly;
-	int err; /* a failed change left the tree inconsistent: abort only */
-	uint64_t gen;
-	ut_cursor *cursors;
-	ut_snap snap; /* read-only: the snapshot it reads */
-	struct held *held;
-	size_t nheld, capheld;
-	struct tstate *tables; /* the named tables this transaction used */
-};
 
 int ut_options_init(ut_options *o, size_t size)
 {
@@ -228,7 +160,9 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 		initial = page_max;
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
-	rc = ut_log_open(vfs, path, initial + 1, &db->log, &existed);
+	rc = ut_log_open(vfs, path, initial + 1,
+			 ut_pager_protect(p) == UT_PROTECT_FULLPAGE, &db->log,
+			 &existed);
 	if (rc)
 		goto out;
 	ut_wal_require_end(ut_log_wal(db->log), ut_pager_header_max_lsn(p),
@@ -349,8 +283,6 @@ int ut_open(const char *path, const ut_options *o, ut_db **out)
 	return ut_db_open_vfs(ut_vfs_posix(), path, o, out);
 }
 
-static void tables_free(ut_db *db);
-
 int ut_close(ut_db *db)
 {
 	int rc, rc2, open;
@@ -368,7 +300,7 @@ int ut_close(ut_db *db)
 				 ut_pager_path(db->pager), open);
 		return UT_EBUSY;
 	}
-	tables_free(db);
+	ut_tables_free(db);
 	rc = ut_pager_close(db->pager); /* final checkpoint, header clean */
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
@@ -437,10 +369,7 @@ static void txn_release(ut_txn *t)
 		free(t->held[i].owned);
 	}
 	free(t->held);
-	for (struct tstate *s = t->tables, *n; s; s = n) {
-		n = s->next;
-		free(s);
-	}
+	ut_tables_release(t);
 	if (t->rdonly)
 		ut_pager_snap_end(db->pager, &t->snap);
 	else
@@ -469,6 +398,12 @@ static void detach_cursors(ut_txn *t)
 		ut_btcur_reset(&c->bc);
 }
 
+void ut_txn_changing(ut_txn *t)
+{
+	t->gen++;
+	detach_cursors(t);
+}
+
 /* Under the writer lock, after a commit: start a checkpoint when the log
  * since the last one passes db->ckpt_log_bytes.  The page cleaner runs it
  * while commits go on (dirty pages are its business in between). */
@@ -484,8 +419,6 @@ static int maybe_checkpoint(ut_db *db)
 	db->auto_checkpoints += started;
 	return rc;
 }
-
-static int tables_store(ut_txn *t);
 
 /* Commit = append to the log under the writer lock, release the lock, then
  * (sync=1) wait for the log to be durable up to the commit LSN, so that
@@ -508,7 +441,7 @@ int ut_commit(ut_txn *t)
 	if (!t->rdonly) {
 		detach_cursors(t);
 		if (!t->err && t->tables)
-			t->err = tables_store(t);
+			t->err = ut_tables_store(t);
 		if (t->err) {
 			ut_pager_rollback(db->pager);
 			rc = t->err;
@@ -566,7 +499,7 @@ ut_snap *ut_txn_snap(ut_txn *t)
 	return t->rdonly ? &t->snap : NULL;
 }
 
-static int check_key(const void *key, size_t klen)
+int ut_txn_check_key(const void *key, size_t klen)
 {
 	if (!key || klen == 0) {
 		ut_set_errdetail("key is empty (keys are 1..%u bytes)", UT_MAX_KEY);
@@ -580,7 +513,7 @@ static int check_key(const void *key, size_t klen)
 	return UT_OK;
 }
 
-static int check_write(ut_txn *t)
+int ut_txn_check_write(ut_txn *t)
 {
 	if (!t)
 		return UT_EINVAL;
@@ -593,7 +526,7 @@ static int check_write(ut_txn *t)
 
 /* A change failed part-way: the tree may be inconsistent, so the
  * transaction can only be aborted (commit will roll back). */
-static int change_rc(ut_txn *t, int rc)
+int ut_txn_change_rc(ut_txn *t, int rc)
 {
 	if (rc < 0 && rc != UT_EINVAL && rc != UT_ETOOBIG)
 		t->err = rc;
@@ -601,12 +534,12 @@ static int change_rc(ut_txn *t, int rc)
 }
 
 /* ut_put's and ut_tput's arguments. */
-static int check_put(ut_txn *t, const void *key, size_t klen, const void *val,
+int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
 		     size_t vlen)
 {
 	int rc;
 
-	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
+	if ((rc = ut_txn_check_write(t)) || (rc = ut_txn_check_key(key, klen)))
 		return rc;
 	if (vlen > UT_MAX_VALUE) {
 		ut_set_errdetail("value of %zu bytes is longer than %u", vlen,
@@ -624,26 +557,25 @@ int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen
 
 	ut_clear_errdetail();
 
-	if ((rc = check_put(t, key, klen, val, vlen)))
+	if ((rc = ut_txn_check_put(t, key, klen, val, vlen)))
 		return rc;
-	t->gen++;
-	detach_cursors(t);
-	return change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
+	ut_txn_changing(t);
+	return ut_txn_change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
 }
 
 /* ut_get's and ut_get_ref's arguments. */
-static int check_get(ut_txn *t, const void *key, size_t klen, const void *val,
+int ut_txn_check_get(ut_txn *t, const void *key, size_t klen, const void *val,
 		     const size_t *vlen)
 {
 	ut_clear_errdetail();
 	if (!t || !val || !vlen)
 		return UT_EINVAL;
-	return check_key(key, klen);
+	return ut_txn_check_key(key, klen);
 }
 
 int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 {
-	int rc = check_get(t, key, klen, val, vlen);
+	int rc = ut_txn_check_get(t, key, klen, val, vlen);
 
 	if (rc)
 		return rc;
@@ -651,7 +583,7 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 }
 
 /* ut_get_ref on the tree rooted at *root (NULL: the default one). */
-static int get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
+int ut_txn_get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
 		      size_t klen, const void **val, size_t *vlen)
 {
 	struct held h;
@@ -688,9 +620,9 @@ static int get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
 int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 	       size_t *vlen)
 {
-	int rc = check_get(t, key, klen, val, vlen);
+	int rc = ut_txn_check_get(t, key, klen, val, vlen);
 
-	return rc ? rc : get_ref_at(t, NULL, key, klen, val, vlen);
+	return rc ? rc : ut_txn_get_ref_at(t, NULL, key, klen, val, vlen);
 }
 
 int ut_del(ut_txn *t, const void *key, size_t klen)
@@ -699,11 +631,10 @@ int ut_del(ut_txn *t, const void *key, size_t klen)
 
 	ut_clear_errdetail();
 
-	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
+	if ((rc = ut_txn_check_write(t)) || (rc = ut_txn_check_key(key, klen)))
 		return rc;
-	t->gen++;
-	detach_cursors(t);
-	return change_rc(t, ut_bt_del(t->db->pager, key, klen));
+	ut_txn_changing(t);
+	return ut_txn_change_rc(t, ut_bt_del(t->db->pager, key, klen));
 }
 
 int ut_cursor_open(ut_txn *t, ut_cursor **out)
@@ -733,8 +664,6 @@ static int cursor_ok(ut_cursor *c)
 	return UT_OK;
 }
 
-static int table_rc(const struct tstate *s, int rc);
-
 int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 {
 	int rc;
@@ -747,13 +676,11 @@ int ut_cursor_seek(ut_cursor *c, const void *key, size_t klen)
 		return UT_EINVAL;
 	if (klen > UT_MAX_KEY)
 		return UT_ETOOBIG;
-	if (c->ts && c->ts->gone) {
-		ut_set_errdetail("table \"%s\" was dropped", c->ts->h->name);
-		return UT_EINVAL;
-	}
+	if (c->ts && (rc = ut_tstate_check(c->ts)))
+		return rc;
 	c->gen = c->txn->gen;
 	rc = ut_btcur_seek(&c->bc, key, klen);
-	return c->ts ? table_rc(c->ts, rc) : rc;
+	return c->ts ? ut_tstate_rc(c->ts, rc) : rc;
 }
 
 int ut_cursor_next(ut_cursor *c)
@@ -767,7 +694,7 @@ int ut_cursor_next(ut_cursor *c)
 	if (c->gen != c->txn->gen)
 		return UT_EINVAL;
 	rc = ut_btcur_next(&c->bc);
-	return c->ts ? table_rc(c->ts, rc) : rc;
+	return c->ts ? ut_tstate_rc(c->ts, rc) : rc;
 }
 
 int ut_cursor_get(ut_cursor *c, const void **key, size_t *klen,
@@ -846,6 +773,7 @@ static void stats_of(ut_db *db, ut_stats *st)
 	st->snapshot_versions = ss.versions;
 	st->snapshot_bytes = ss.version_bytes;
 	st->snapshot_dropped = ss.dropped;
+	st->page_images = c->page_images;
 }
 
 /* At most size bytes: a caller built against an older header has a
@@ -923,436 +851,4 @@ const ut_options *ut_db_options(ut_db *db)
 ut_wal *ut_db_wal(ut_db *db)
 {
 	return db->log ? ut_log_wal(db->log) : NULL;
-}
-
-/* ---- named tables (untorn.h; the catalog's design is in catalog.c) ---- */
-
-static void tables_free(ut_db *db)
-{
-	for (ut_table *h = db->tables, *n; h; h = n) {
-		n = h->next;
-		h->magic = 0;
-		free(h);
-	}
-	db->tables = NULL;
-}
-
-/* The handle of table (name, id) of db: the one given out before, or a
- * new one. */
-static int handle_of(ut_db *db, const char *name, size_t nlen, uint64_t id,
-		     ut_table **out)
-{
-	ut_table *h;
-
-	pthread_mutex_lock(&db->mu);
-	for (h = db->tables; h; h = h->next)
-		if (h->id == id && h->nlen == nlen && !memcmp(h->name, name, nlen))
-			break;
-	if (!h && (h = calloc(1, sizeof(*h)))) {
-		h->magic = TABLE_MAGIC;
-		h->db = db;
-		h->id = id;
-		h->nlen = nlen;
-		memcpy(h->name, name, nlen);
-		h->next = db->tables;
-		db->tables = h;
-	}
-	pthread_mutex_unlock(&db->mu);
-	*out = h;
-	return h ? UT_OK : UT_ENOMEM;
-}
-
-static int check_name(const char *name, size_t *nlen)
-{
-	if (!name || !*name) {
-		ut_set_errdetail("table name is empty (names are 1..%u bytes)",
-				 UT_TABLE_NAME_MAX);
-		return UT_EINVAL;
-	}
-	*nlen = strnlen(name, UT_TABLE_NAME_MAX + 1);
-	if (*nlen > UT_TABLE_NAME_MAX) {
-		ut_set_errdetail("table name of %zu bytes is longer than %u",
-				 strlen(name), UT_TABLE_NAME_MAX);
-		return UT_EINVAL;
-	}
-	return UT_OK;
-}
-
-static struct tstate *tstate_add(ut_txn *t, ut_table *h, const ut_catent *e)
-{
-	struct tstate *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->h = h;
-	s->root = e->root;
-	s->keys = e->keys;
-	s->pages = e->pages;
-	s->next = t->tables;
-	t->tables = s;
-	return s;
-}
-
-/* The state of the table behind handle h in t: the one t has, or read
- * from t's view of the catalog. */
-static int tstate_of(ut_txn *t, ut_table *h, struct tstate **out)
-{
-	ut_catent e;
-	int rc;
-
-	if (!h || h->magic != TABLE_MAGIC)
-		return UT_EINVAL;
-	if (h->db != t->db) {
-		ut_set_errdetail("table \"%s\": the handle belongs to another "
-				 "database (%s)", h->name,
-				 ut_pager_path(h->db->pager));
-		return UT_EINVAL;
-	}
-	for (struct tstate *s = t->tables; s; s = s->next)
-		if (s->h == h) {
-			if (s->gone) {
-				ut_set_errdetail("table \"%s\" was dropped in this "
-						 "transaction", h->name);
-				return UT_EINVAL;
-			}
-			*out = s;
-			return UT_OK;
-		}
-	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), h->name, h->nlen, 0, &e);
-	if (rc == UT_NOTFOUND || (rc == UT_OK && e.id != h->id)) {
-		ut_set_errdetail("table \"%s\" was dropped (or the transaction "
-				 "that created it did not commit)", h->name);
-		return UT_EINVAL;
-	}
-	if (rc)
-		return rc;
-	*out = tstate_add(t, h, &e);
-	return *out ? UT_OK : UT_ENOMEM;
-}
-
-/* A damaged page met below a table's root: the detail names the table. */
-static int table_rc(const struct tstate *s, int rc)
-{
-	if (rc == UT_ECORRUPT || rc == UT_ESNAPSHOT) {
-		char d[400];
-
-		snprintf(d, sizeof(d), "%s", ut_errdetail());
-		if (strncmp(d, "table \"", 7))
-			ut_set_errdetail("table \"%s\": %s", s->h->name, d);
-	}
-	return rc;
-}
-
-static void entry_of(const struct tstate *s, ut_catent *e)
-{
-	memset(e, 0, sizeof(*e));
-	e->root = s->root;
-	e->id = s->h->id;
-	e->keys = s->keys;
-	e->pages = s->pages;
-}
-
-/* Store the entries of the tables t changed (at commit, and before t
- * lists the catalog). */
-static int tables_store(ut_txn *t)
-{
-	for (struct tstate *s = t->tables; s; s = s->next) {
-		ut_catent e;
-		int rc;
-
-		if (!s->dirty || s->gone)
-			continue;
-		entry_of(s, &e);
-		if ((rc = ut_cat_put(t->db->pager, s->h->name, s->h->nlen, &e)))
-			return rc;
-		s->dirty = 0;
-	}
-	return UT_OK;
-}
-
-/* Pages in use (not free): what a tree change allocated or freed is the
- * difference, since the writer changes one tree at a time. */
-static uint64_t pages_in_use(ut_pager *p)
-{
-	return (uint64_t)ut_pager_page_count(p) - ut_pager_free_count(p);
-}
-
-static int table_create(ut_txn *t, const char *name, size_t nlen,
-			ut_table **out)
-{
-	ut_pager *p = t->db->pager;
-	ut_catent e = { 0 };
-	ut_table *h;
-	ut_pg *pg;
-	int rc;
-
-	if ((rc = ut_pager_new_table_id(p, t->db->last_table_id, &e.id)) ||
-	    (rc = ut_pager_alloc(p, UT_PT_LEAF, &pg)))
-		return rc;
-	t->db->last_table_id = e.id;
-	e.root = pg->pgno;
-	e.pages = 1;
-	ut_pager_release(p, pg);
-	if ((rc = ut_cat_put(p, name, nlen, &e)) ||
-	    (rc = handle_of(t->db, name, nlen, e.id, &h)))
-		return rc;
-	if (!tstate_add(t, h, &e))
-		return UT_ENOMEM;
-	*out = h;
-	return UT_OK;
-}
-
-int ut_table_open(ut_txn *t, const char *name, unsigned flags, ut_table **out)
-{
-	ut_catent e;
-	size_t nlen;
-	int rc;
-
-	ut_clear_errdetail();
-	if (!t || !out || (flags & ~UT_CREATE))
-		return UT_EINVAL;
-	*out = NULL;
-	if ((rc = check_name(name, &nlen)))
-		return rc;
-	for (struct tstate *s = t->tables; s; s = s->next)
-		if (!s->gone && s->h->nlen == nlen && !memcmp(s->h->name, name, nlen)) {
-			*out = s->h;
-			return UT_OK;
-		}
-	rc = ut_cat_get(t->db->pager, ut_txn_snap(t), name, nlen, 0, &e);
-	if (rc == UT_OK) {
-		if ((rc = handle_of(t->db, name, nlen, e.id, out)))
-			return rc;
-		if (__atomic_load_n(&(*out)->verified_root, __ATOMIC_ACQUIRE) !=
-		    e.root) {
-			if ((rc = ut_cat_verify(t->db->pager, ut_txn_snap(t), name,
-						nlen, &e))) {
-				*out = NULL;
-				return rc;
-			}
-			__atomic_store_n(&(*out)->verified_root, e.root,
-					 __ATOMIC_RELEASE);
-		}
-		return tstate_add(t, *out, &e) ? UT_OK : UT_ENOMEM;
-	}
-	if (rc != UT_NOTFOUND)
-		return rc;
-	if (!(flags & UT_CREATE)) {
-		ut_set_errdetail("no table \"%s\"", name);
-		return UT_NOTFOUND;
-	}
-	if ((rc = check_write(t)))
-		return rc;
-	return change_rc(t, table_create(t, name, nlen, out));
-}
-
-/* Free the table's pages: exactly as many as its entry counts, or the
- * entry or the tree is damaged. */
-static int table_free_pages(ut_txn *t, struct tstate *s)
-{
-	ut_pager *p = t->db->pager;
-	uint64_t before = pages_in_use(p), freed;
-	int rc = ut_bt_free_tree(p, s->root);
-
-	if (rc) {
-		char d[400];
-
-		snprintf(d, sizeof(d), "%s", ut_errdetail());
-		ut_set_errdetail("table \"%s\": %s", s->h->name, d);
-		return rc;
-	}
-	freed = before - pages_in_use(p);
-	if (freed != s->pages) {
-		ut_set_errdetail("%s: table \"%s\": its catalog entry counts %llu "
-				 "pages, its tree held %llu", ut_pager_path(p),
-				 s->h->name, (unsigned long long)s->pages,
-				 (unsigned long long)freed);
-		return UT_ECORRUPT;
-	}
-	return UT_OK;
-}
-
-int ut_table_drop(ut_txn *t, ut_table *h)
-{
-	struct tstate *s;
-	int rc;
-
-	ut_clear_errdetail();
-	if ((rc = check_write(t)) || (rc = tstate_of(t, h, &s)))
-		return rc;
-	t->gen++;
-	detach_cursors(t);
-	if ((rc = table_free_pages(t, s)) ||
-	    (rc = ut_cat_del(t->db->pager, h->name, h->nlen)))
-		return change_rc(t, rc == UT_NOTFOUND ? UT_ECORRUPT : rc);
-	s->gone = 1;
-	return UT_OK;
-}
-
-int ut_table_clear(ut_txn *t, ut_table *h)
-{
-	struct tstate *s;
-	ut_pg *pg;
-	int rc;
-
-	ut_clear_errdetail();
-	if ((rc = check_write(t)) || (rc = tstate_of(t, h, &s)))
-		return rc;
-	t->gen++;
-	detach_cursors(t);
-	if ((rc = table_free_pages(t, s)) ||
-	    (rc = ut_pager_alloc(t->db->pager, UT_PT_LEAF, &pg)))
-		return change_rc(t, rc);
-	s->root = pg->pgno;
-	ut_pager_release(t->db->pager, pg);
-	s->keys = 0;
-	s->pages = 1;
-	s->dirty = 1;
-	return UT_OK;
-}
-
-static void info_of(const char *name, size_t nlen, const ut_catent *e,
-		    ut_table_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	memcpy(info->name, name, nlen);
-	info->keys = e->keys;
-	info->pages = e->pages;
-}
-
-int ut_table_stat(ut_txn *t, ut_table *h, ut_table_info *info)
-{
-	struct tstate *s;
-	ut_catent e;
-	int rc;
-
-	ut_clear_errdetail();
-	if (!t || !info)
-		return UT_EINVAL;
-	if ((rc = tstate_of(t, h, &s)))
-		return rc;
-	entry_of(s, &e);
-	info_of(h->name, h->nlen, &e, info);
-	return UT_OK;
-}
-
-int ut_table_next(ut_txn *t, const char *after, ut_table_info *info)
-{
-	char name[UT_TABLE_NAME_MAX + 1];
-	size_t alen = after ? strlen(after) : 0, nlen;
-	ut_catent e;
-	int rc;
-
-	ut_clear_errdetail();
-	if (!t || !info)
-		return UT_EINVAL;
-	if (alen > UT_MAX_KEY)
-		alen = UT_MAX_KEY; /* no name is that long: past the last */
-	/* the writer lists what it changed, counts included */
-	if (!t->rdonly && !t->err && t->tables && (rc = tables_store(t)))
-		return change_rc(t, rc);
-	rc = ut_cat_next(t->db->pager, ut_txn_snap(t), after, alen, name, &nlen,
-			 &e);
-	if (rc == UT_OK)
-		info_of(name, nlen, &e, info);
-	return rc;
-}
-
-const char *ut_table_name(ut_table *h)
-{
-	return h && h->magic == TABLE_MAGIC ? h->name : NULL;
-}
-
-int ut_tput(ut_txn *t, ut_table *h, const void *key, size_t klen,
-	    const void *val, size_t vlen)
-{
-	struct tstate *s;
-	uint64_t before;
-	int rc, added;
-
-	if (!h)
-		return ut_put(t, key, klen, val, vlen);
-	ut_clear_errdetail();
-	if ((rc = check_put(t, key, klen, val, vlen)))
-		return rc;
-	if ((rc = tstate_of(t, h, &s)))
-		return rc;
-	t->gen++;
-	detach_cursors(t);
-	before = pages_in_use(t->db->pager);
-	rc = table_rc(s, ut_bt_put_in(t->db->pager, &s->root, key, klen, val,
-				      vlen, &added));
-	s->pages += pages_in_use(t->db->pager) - before;
-	s->keys += rc == UT_OK && added;
-	s->dirty = 1;
-	return change_rc(t, rc);
-}
-
-int ut_tdel(ut_txn *t, ut_table *h, const void *key, size_t klen)
-{
-	struct tstate *s;
-	uint64_t before;
-	int rc;
-
-	if (!h)
-		return ut_del(t, key, klen);
-	ut_clear_errdetail();
-	if ((rc = check_write(t)) || (rc = check_key(key, klen)))
-		return rc;
-	if ((rc = tstate_of(t, h, &s)))
-		return rc;
-	t->gen++;
-	detach_cursors(t);
-	before = pages_in_use(t->db->pager);
-	rc = table_rc(s, ut_bt_del_in(t->db->pager, &s->root, key, klen));
-	s->pages -= before - pages_in_use(t->db->pager);
-	s->keys -= rc == UT_OK;
-	s->dirty = 1;
-	return change_rc(t, rc);
-}
-
-int ut_tget(ut_txn *t, ut_table *h, const void *key, size_t klen, void **val,
-	    size_t *vlen)
-{
-	struct tstate *s;
-	int rc;
-
-	if (!h)
-		return ut_get(t, key, klen, val, vlen);
-	if ((rc = check_get(t, key, klen, val, vlen)) ||
-	    (rc = tstate_of(t, h, &s)))
-		return rc;
-	return table_rc(s, ut_bt_get_in(t->db->pager, ut_txn_snap(t), s->root,
-					key, klen, val, vlen));
-}
-
-int ut_tget_ref(ut_txn *t, ut_table *h, const void *key, size_t klen,
-		const void **val, size_t *vlen)
-{
-	struct tstate *s;
-	int rc;
-
-	if (!h)
-		return ut_get_ref(t, key, klen, val, vlen);
-	if ((rc = check_get(t, key, klen, val, vlen)) ||
-	    (rc = tstate_of(t, h, &s)))
-		return rc;
-	return table_rc(s, get_ref_at(t, &s->root, key, klen, val, vlen));
-}
-
-int ut_tcursor_open(ut_txn *t, ut_table *h, ut_cursor **out)
-{
-	struct tstate *s;
-	int rc;
-
-	if (!h)
-		return ut_cursor_open(t, out);
-	ut_clear_errdetail();
-	if (!t || !out)
-		return UT_EINVAL;
-	if ((rc = tstate_of(t, h, &s)) || (rc = ut_cursor_open(t, out)))
-		return rc;
-	(*out)->ts = s;
-	ut_btcur_init_in(&(*out)->bc, t->db->pager, ut_txn_snap(t), &s->root);
-	return UT_OK;
 }
