@@ -71,10 +71,11 @@ echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basenam
 rc=0
 [ "$RACE_ONLY" = 1 ] || { /bin/atomic_tests $args; rc=$?; }
 # A filesystem on the scsi_debug disk (generic/767's setup): ext4 bigalloc,
-# 16 KiB clusters, made here (mke2fs from the host, in the initramfs).
+# 16 KiB clusters, made here (the host's e2fsprogs mke2fs, in the initramfs
+# as mke2fs.e2fsprogs: busybox's mke2fs makes no ext4).
 if [ "$RACE_ONLY" != 1 ] && [ -n "$SCSI" ]; then
 	mkdir -p /mnt/scsifs
-	if mke2fs -q -F -t ext4 -O bigalloc -C 16384 -b 4096 "/dev/$SCSI" >/tmp/mkfs.err 2>&1 &&
+	if /bin/mke2fs.e2fsprogs -q -F -t ext4 -O bigalloc -C 16384 -b 4096 "/dev/$SCSI" >/tmp/mkfs.err 2>&1 &&
 		mount -t ext4 "/dev/$SCSI" /mnt/scsifs 2>>/tmp/mkfs.err; then
 		echo "setup.scsifs: PASS got=ok want=ok"
 		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" --scsifs "/mnt/scsifs:$SCSI" \

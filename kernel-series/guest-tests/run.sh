@@ -52,7 +52,7 @@ log "patched kernel:   ${kp:-MISSING}"
 make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
 	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
-	"$BUILD/stress_tests:/bin/stress_tests" /sbin/mke2fs:/bin/mke2fs \
+	"$BUILD/stress_tests:/bin/stress_tests" /sbin/mke2fs:/bin/mke2fs.e2fsprogs \
 	"$HERE/guest.sh:/bin/guest.sh" "$VM/guest-disks.sh:/bin/guest-disks.sh" || exit 1
 # Longer race runs: RACE_ITERS (per scenario, default 20) and RACE_ROUNDS
 # (shutdown rounds, default 2) reach guest.sh on the kernel command line.
