@@ -471,6 +471,27 @@ static void race_shutdown_write(const char *tag, const char *mnt)
 	}
 }
 
+/*
+ * What each 4 KiB block of a unit holds, for the record: O old, P the
+ * plain write, A the atomic write, Z zeroes, ? anything else.
+ */
+static const char *unit_blocks(struct race *r, const unsigned char *u)
+{
+	static char s[8];
+	unsigned int b;
+
+	for (b = 0; b < UNIT / BLK; b++) {
+		const unsigned char *p = u + b * BLK;
+
+		s[b] = holds(p, BLK, T_ATOMIC, r->iter, b) ? 'A' :
+		       b == 0 && holds(p, BLK, T_OLD, r->iter, 0) ? 'O' :
+		       b == 2 && holds(p, BLK, T_PLAIN, r->iter, 2) ? 'P' :
+		       is_zero(p, BLK) ? 'Z' : '?';
+	}
+	s[b] = 0;
+	return s;
+}
+
 static void race_shutdown_verify(const char *tag, const char *mnt)
 {
 	char path[256], name[160];
@@ -504,6 +525,8 @@ static void race_shutdown_verify(const char *tag, const char *mnt)
 	}
 	close(fd);
 	check(name, judge_unit(&r, u), "ok");
+	snprintf(name, sizeof(name), "race_shutdown.%s.blocks", tag);
+	info(name, "%s", unit_blocks(&r, u));
 	free(u);
 }
 
