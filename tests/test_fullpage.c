@@ -6,7 +6,8 @@
  * log's IMAGE record crafted (wrong page number, wrong size, lying
  * contents, an image of the header page), an image as the only evidence
  * of a commit past a damaged record, the log's format marking, and a
- * transaction of images too big for the log's buffer.
+ * transaction of images too big for the log's buffer, a snapshot and a
+ * backup beside fullpage commits.
  * (Every crash point with random tears: test_crash's fullpage sweep.)
  *
  * The base: keys committed and checkpointed, then commits that change
@@ -484,6 +485,51 @@ static void test_big_txn_images(void **s)
 	ut_simdisk_free(d);
 }
 
+/* A read transaction keeps its snapshot across commits and a checkpoint
+ * in fullpage mode, and a backup taken meanwhile opens as a complete
+ * database (in fullpage mode too). */
+static void test_snapshot_and_backup(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	char k[16], v[300];
+	ut_db *db, *copy;
+	ut_txn *r, *t;
+	void *got;
+	size_t n;
+
+	(void)s;
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	commit_range(db, 0, NKEYS, 0, 50);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	commit_range(db, 0, NKEYS, 1, 50);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	assert_int_equal(ut_backup(db, "/fp-copy.db"), UT_OK);
+	for (int i = 0; i < NKEYS; i += 13) {
+		snprintf(k, sizeof(k), "key%05d", i);
+		val_of(v, sizeof(v), i, 0);
+		assert_int_equal(ut_get(r, k, strlen(k), &got, &n), UT_OK);
+		assert_memory_equal(got, v, sizeof(v));
+		free(got);
+	}
+	ut_abort(r);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), "/fp-copy.db", &o, &copy),
+			 UT_OK);
+	assert_int_equal(ut_begin(copy, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i += 13) {
+		snprintf(k, sizeof(k), "key%05d", i);
+		val_of(v, sizeof(v), i, 1);
+		assert_int_equal(ut_get(t, k, strlen(k), &got, &n), UT_OK);
+		assert_memory_equal(got, v, sizeof(v));
+		free(got);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_check(copy, NULL, NULL), UT_OK);
+	assert_int_equal(ut_close(copy), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_image_is_evidence),
 		cmocka_unit_test(test_log_format_upgrade),
 		cmocka_unit_test(test_big_txn_images),
+		cmocka_unit_test(test_snapshot_and_backup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
