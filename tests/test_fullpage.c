@@ -81,10 +81,10 @@ static void commit_range(ut_db *db, int from, int to, int gen, int per)
  * key, 20 keys a commit (each first change of a page since the
  * checkpoint is an image; sabotage: none is); then the power cut,
  * everything acknowledged durable in the log.  Returns the disk. */
-static ut_simdisk *base(int sabotage)
+static ut_simdisk *base_mode(int protect, int sabotage)
 {
 	ut_simdisk *d = ut_simdisk_new();
-	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	ut_options o = opts(protect);
 	ut_db *db;
 	ut_stats st;
 	uint64_t images;
@@ -99,8 +99,8 @@ static ut_simdisk *base(int sabotage)
 		commit_range(db, i, i + 60 < NKEYS ? i + 60 : NKEYS, 1, 20);
 	ut_pager_sabotage_images = 0;
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
-	assert_int_equal(st.protect, UT_PROTECT_FULLPAGE);
-	if (sabotage)
+	assert_int_equal(st.protect, protect);
+	if (sabotage || protect != UT_PROTECT_FULLPAGE)
 		assert_int_equal(st.page_images, images);
 	else
 		assert_true(st.page_images > images);
@@ -110,6 +110,11 @@ static ut_simdisk *base(int sabotage)
 	(void)ut_close(db);
 	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
 	return d;
+}
+
+static ut_simdisk *base(int sabotage)
+{
+	return base_mode(UT_PROTECT_FULLPAGE, sabotage);
 }
 
 /* Every key with the value of its last committed generation. */
@@ -530,6 +535,54 @@ static void test_snapshot_and_backup(void **s)
 	ut_simdisk_free(d);
 }
 
+/* A database that crashed in doublewrite mode (its log since the
+ * checkpoint has deltas, no images) opened in fullpage mode: recovery
+ * writes the pages it rebuilt (evictions, its checkpoint), and the power
+ * goes during those writes, tearing them; the next open must still
+ * recover every commit.  Every I/O event of the recovery. */
+static void test_mode_switch_recovery(void **s)
+{
+	uint64_t k, points = 0;
+
+	(void)s;
+	for (k = 1;; k++) {
+		ut_simdisk *d = base_mode(UT_PROTECT_DOUBLEWRITE, 0);
+		ut_db *db;
+		int rc;
+
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + k);
+		rc = open_db(d, &db);
+		if (rc == UT_OK) { /* recovery ended before event k */
+			ut_stats st;
+
+			ut_simdisk_crash_at(d, UT_SIMDISK_NEVER);
+			check_contents(db);
+			/* fullpage from here on: commits log images */
+			commit_range(db, 0, 20, 1, 20);
+			assert_int_equal(ut_stats_get(db, &st), UT_OK);
+			assert_int_equal(st.protect, UT_PROTECT_FULLPAGE);
+			assert_true(st.page_images > 0);
+			assert_int_equal(ut_close(db), UT_OK);
+			ut_simdisk_free(d);
+			break;
+		}
+		assert_true(ut_simdisk_crashed(d));
+		assert_int_equal(ut_simdisk_reboot_policy(d, k, k % 2 ? UT_SIMDISK_TEAR_ALL
+							     : UT_SIMDISK_RANDOM), UT_OK);
+		rc = open_db(d, &db);
+		if (rc != UT_OK)
+			fail_msg("crash at recovery event %llu, then open: %s: %s",
+				 (unsigned long long)k, ut_strerror(rc), ut_errdetail());
+		check_contents(db);
+		assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
+		assert_int_equal(ut_close(db), UT_OK);
+		ut_simdisk_free(d);
+		points++;
+	}
+	printf("  %llu crash points in the recovery\n", (unsigned long long)points);
+	assert_true(points > 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_log_format_upgrade),
 		cmocka_unit_test(test_big_txn_images),
 		cmocka_unit_test(test_snapshot_and_backup),
+		cmocka_unit_test(test_mode_switch_recovery),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
