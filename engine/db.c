@@ -161,7 +161,7 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
 	rc = ut_log_open(vfs, path, initial + 1,
-			 ut_pager_protect(p) == UT_PROTECT_FULLPAGE, &db->log,
+			 ut_pager_logs_images(p), &db->log,
 			 &existed);
 	if (rc)
 		goto out;
@@ -185,6 +185,8 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	rc = ut_log_recover(db->log, p, redo, &info);
 	if (rc == UT_OK)
 		rc = ut_pager_checkpoint(p);
+	if (rc == UT_OK)
+		rc = ut_pager_recovered(p);
 out:
 	free(wpath);
 	return rc;

@@ -382,6 +382,13 @@ ut_io_counters *ut_pager_counters(ut_pager *p);
  * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
+/* Commits of this handle log page images (fullpage), now or once
+ * recovery is done: the log must take them (wal.h format 2). */
+int ut_pager_logs_images(ut_pager *p);
+/* Recovery's checkpoint is done: a fullpage open whose recovery wrote
+ * through double-write (the crash happened in another mode, so its log
+ * has no page images) switches to fullpage.  No-op otherwise. */
+int ut_pager_recovered(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
 /* Frames currently allocated / pinned (tests). */
 size_t ut_pager_frames(ut_pager *p);

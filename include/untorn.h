@@ -141,7 +141,10 @@
  * UT_EVERSION).  The header page is not imaged: its fields fit in its
  * first 4 KiB sector and the rest is zeros in every version, so a write
  * torn at a sector boundary leaves it old or new (the premise PostgreSQL
- * makes for pg_control).  In atomic mode a page failing its
+ * makes for pg_control).  A database that crashed in another mode has no
+ * images in its log: opened in fullpage mode, its recovery writes pages
+ * through the "-dw" file, and fullpage takes over after recovery's
+ * checkpoint.  In atomic mode a page failing its
  * checksum is corruption: it is counted (corrupt_pages), named in
  * ut_errdetail, and UT_ECORRUPT is returned instead of its data.
  *
