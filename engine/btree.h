@@ -63,11 +63,13 @@ int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
 		 const void *val, size_t vlen, int *added);
 int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen);
 /* Put every page of the tree at root -- leaves, interior pages, overflow
- * chains -- on the free list (a table's drop).  Each page is checked
- * before it is freed: a page of the wrong type (a freed page reached
- * again: a shared subtree or a cycle), a child pointer to an ancestor or
- * a tree deeper than UT_BT_MAXDEPTH is UT_ECORRUPT, and the caller's
- * transaction must roll back. */
+ * chains -- on the free list (a table's drop), streaming: only the path
+ * from the root is held, and freed pages are listed, not rewritten
+ * (pager.h), so the cost is reading the tree once.  Each page is checked
+ * before it is freed: a page reached twice (a shared subtree or chain,
+ * kept in a bitmap of the file's pages), a page of the wrong type, a
+ * child pointer to an ancestor or a tree deeper than UT_BT_MAXDEPTH is
+ * UT_ECORRUPT, and the caller's transaction must roll back. */
 int ut_bt_free_tree(ut_pager *p, uint32_t root);
 /* Levels from root to leaf (1 = the root is a leaf). */
 int ut_bt_depth(ut_pager *p, int *depth);

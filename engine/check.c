@@ -307,9 +307,15 @@ static int check_free(struct ck *c)
 		pgno = next;
 		if ((rc = get(c, pgno, &pg)))
 			return rc > 0 ? 0 : rc;
-		if (ut_page_type(pg->data) != UT_PT_FREE)
+		if (ut_page_type(pg->data) != UT_PT_FREE) {
 			problem(c, pgno, "on the free list but of type %d",
 				ut_page_type(pg->data));
+		} else {
+			/* the pages it lists (page.h): free, not read */
+			for (unsigned i = 0; i < ut_page_aux(pg->data); i++)
+				n += visit(c, ut_free_member(pg->data, i), pgno,
+					   "free-list entry");
+		}
 		next = ut_page_right(pg->data);
 		ut_pager_release(c->p, pg);
 		n++;

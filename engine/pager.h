@@ -138,7 +138,17 @@
  * UT_RECOVERY_FULL_SCAN=1 in the environment: the full read as before.
  * Format-1 files open (the full read once) and are rewritten as format 2
  * by open's checkpoint; older builds refuse format 2 (UT_EVERSION).
- * Free pages are UT_PT_FREE pages chained through the header's "right".
+ * Free pages are UT_PT_FREE pages (trunks) chained through the header's
+ * "right"; in format 3 a trunk also lists up to UT_FREE_CAP other free
+ * pages by number (page.h), which were put on the list without being
+ * rewritten: a drop of N pages logs about 4N bytes of trunk entries
+ * instead of N whole pages, and holds none of them.  ut_pager_free lists
+ * a page in the head trunk while it has room, else the page becomes the
+ * new head trunk; ut_pager_alloc takes the head trunk's last listed page
+ * first (rewritten whole: its old content is not read for anything but
+ * the snapshots that still see it), the trunk itself once it lists none.
+ * The header's free count counts trunks and listed pages.  Format 2 files
+ * (no table) keep trunks that list nothing, as older builds write them.
  */
 #ifndef UT_PAGER_H
 #define UT_PAGER_H
