@@ -601,7 +601,7 @@ static void test_drop_cheap(void **s)
 		char k[16];
 
 		snprintf(k, sizeof(k), "k%06d", i);
-		assert_int_equal(ut_tput(t, tb, k, strlen(k), val, 600), UT_OK);
+		assert_int_equal(ut_tput(t, tb, k, strlen(k), val, 900), UT_OK);
 		if (i % 100 == 0) { /* every 100th in an overflow chain */
 			static char big[40000];
 
