@@ -964,13 +964,15 @@ static int main_root_set(ut_pager *p, uint32_t before, uint32_t after, int rc)
 	return rc;
 }
 
-int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen)
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val,
+	      size_t vlen, int *added)
 {
 	uint32_t r0 = ut_pager_root(p), root = r0;
-	int added;
+	int dummy, rc;
 
-	return main_root_set(p, r0, root, ut_bt_put_in(p, &root, key, klen, val,
-						       vlen, &added));
+	/* (not in main_root_set's arguments: root must be read after) */
+	rc = ut_bt_put_in(p, &root, key, klen, val, vlen, added ? added : &dummy);
+	return main_root_set(p, r0, root, rc);
 }
 
 int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
@@ -1203,8 +1205,9 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 {
 	uint32_t r0 = ut_pager_root(p), root = r0;
+	int rc = ut_bt_del_in(p, &root, key, klen);
 
-	return main_root_set(p, r0, root, ut_bt_del_in(p, &root, key, klen));
+	return main_root_set(p, r0, root, rc);
 }
 
 int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen)

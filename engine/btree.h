@@ -48,7 +48,9 @@ int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
  * overflow pages into *owned, a malloc'd copy for the caller to free. */
 int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 		  ut_pg **pin, void **owned, const void **val, size_t *vlen);
-int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen);
+/* added (may be NULL): 1 when the key was new (ut_bt_put_in's). */
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val,
+	      size_t vlen, int *added);
 int ut_bt_del(ut_pager *p, const void *key, size_t klen);
 
 /* The same on the tree rooted at root (reads) or *root (changes, which

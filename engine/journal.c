@@ -210,6 +210,25 @@ int ut_pager_set_catalog_root(ut_pager *p, uint32_t root)
 	return rc;
 }
 
+uint64_t ut_pager_default_keys(ut_pager *p)
+{
+	return ut_ld64(p->meta->pg.data + UT_META_DEFKEYS);
+}
+
+/* Tracked: a commit of default-table puts alone then logs and compares
+ * 8 bytes of the header, not the page. */
+int ut_pager_set_default_keys(ut_pager *p, uint64_t keys)
+{
+	uint64_t *touched;
+	int rc = ut_pager_write_tracked(p, &p->meta->pg, &touched);
+
+	if (!rc) {
+		ut_st64(p->meta->pg.data + UT_META_DEFKEYS, keys);
+		ut_page_touch(touched, UT_META_DEFKEYS, 8);
+	}
+	return rc;
+}
+
 int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id)
 {
 	int rc = meta_write(p);

@@ -15,7 +15,7 @@
  *   2. hold exactly the state after committed transaction k for some
  *      acked <= k <= acked + inflight: the same tables (listed in order),
  *      each with the same keys and values, and each table's catalog key
- *      count right -- a digest of all of it compared with the model's;
+ *      count right (the default table's too, kept in the header) -- a digest of all of it compared with the model's;
  *   3. pass ut_check (every page reached once: a drop's freed pages are
  *      on the free list and nowhere else, counts match the trees).
  * The model is an in-memory copy of every table, one digest per
@@ -407,14 +407,15 @@ static int table_digest(ut_txn *t, ut_table *tb, uint64_t *h, char *msg,
 	if (rc != UT_NOTFOUND)
 		return rc;
 	*h = fnv(*h, "|", 1);
-	if (tb) {
-		ut_table_info ti;
+	{
+		ut_table_info ti; /* tb NULL: the header's default count */
 
 		if ((rc = ut_table_stat(t, tb, &ti)))
 			return rc;
 		if (ti.keys != n) {
-			snprintf(msg, mn, "table %s: the catalog counts %llu keys, "
-				 "the scan found %llu", ti.name,
+			snprintf(msg, mn, "table %s: the %s counts %llu keys, "
+				 "the scan found %llu", tb ? ti.name : "(default)",
+				 tb ? "catalog" : "header",
 				 (unsigned long long)ti.keys, (unsigned long long)n);
 			return UT_ECORRUPT;
 		}

@@ -714,6 +714,81 @@ static void test_drop_shared_chain(void **s)
 	free(path);
 }
 
+/* The default table's key count: counted by a walk while the database
+ * has no table (format 2), counted once by the first create, then kept
+ * in the header by every commit (aborts leave it), seen by snapshots as
+ * of their start, and checked by ut_check. */
+static void test_default_count(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "defcount");
+	ut_db *db = open_db(path);
+	ut_pager *p = ut_db_pager(db);
+	ut_table_info ti;
+	ut_table *tb;
+	ut_txn *t, *r;
+	char k[16];
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 10; i++) {
+		snprintf(k, sizeof(k), "d%02d", i);
+		put_s(t, NULL, k, "v");
+	}
+	put_s(t, NULL, "d00", "again"); /* a replace adds no key */
+	assert_int_equal(ut_table_stat(t, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 10);
+	assert_string_equal(ti.name, "");
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_pager_default_keys(p), 0); /* format 2: not kept */
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "e1", "v");
+	assert_int_equal(ut_table_open(t, "x", UT_CREATE, &tb), UT_OK);
+	put_s(t, NULL, "e2", "v");
+	put_s(t, tb, "e3", "v"); /* the named table's, not the default's */
+	assert_int_equal(ut_del(t, "d05", 3), UT_OK);
+	assert_int_equal(ut_del(t, "nope", 4), UT_NOTFOUND);
+	assert_int_equal(ut_table_stat(t, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 11);
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_pager_default_keys(p), 11);
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "f1", "v");
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "f2", "v");
+	ut_abort(t);
+	assert_int_equal(ut_table_stat(r, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 11); /* as of the snapshot */
+	ut_abort(r);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_table_stat(r, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 12);
+	ut_abort(r);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	db = open_db(path);
+	p = ut_db_pager(db);
+	assert_int_equal(ut_pager_default_keys(p), 12);
+	check_clean(db);
+	/* a header that miscounts is found by check */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_pager_set_default_keys(p, 99), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	{
+		ut_check_result cr;
+
+		assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+		assert_non_null(strstr(ut_errdetail(), "header counts 99 keys"));
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
 /* A database without tables stays format 2 on disk; older files open
  * unchanged; the first create makes format 3. */
 static void test_format(void **s)
@@ -1049,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_drop_reuses_pages),
 		cmocka_unit_test(test_drop_cheap),
 		cmocka_unit_test(test_drop_shared_chain),
+		cmocka_unit_test(test_default_count),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_crafted_entries),
 		cmocka_unit_test(test_differential_sqlite),
