@@ -7,7 +7,9 @@
 # <mode>-j<J>/{cycles.csv,guest.log,phases.csv}.  For each mode of the pass
 # that finished at least one cycle, writes
 #   DIR/<date>/<fs>-<mode>-s<seed>/   (DIR: crashtests/results; <date>: the
-#                                      pass's start, UTC)
+#                                      pass's start, UTC; -t<HHMMSSZ> added
+#                                      when another pass of that seed has
+#                                      the name)
 #     meta.txt         the pass's metadata (kernel keys, engine and harness
 #                      commits, fs, seed, options, start) plus mode, cycles,
 #                      status (complete | interrupted), mode_start, mode_end
@@ -48,6 +50,12 @@ for mode in $(get modes); do
 	n=$(cat "$out/$mode"-j*/cycles.csv | grep -c . || true)
 	[ "$n" -gt 0 ] || { echo "ledger-add.sh: $mode: no finished cycle, nothing to add" >&2; continue; }
 	dest=$results/$day/$fs-$mode-s$seed
+	# another pass with this seed that day (the CI's stop-check pass and
+	# a campaign pass can share one): name this one by its start time
+	if [ -e "$dest" ] && ! grep -qx "pass_start=$start" "$dest/meta.txt" 2>/dev/null; then
+		t=${start#*T}
+		dest=$dest-t${t//:/}
+	fi
 	[ -e "$dest" ] && { echo "ledger-add.sh: $dest exists; not overwriting" >&2; exit 1; }
 	mkdir -p "$dest"
 	{ sed -n '1p' "$out/cycles.csv" 2>/dev/null | grep '^mode,' ||

@@ -110,6 +110,14 @@ check "ledger-add: status interrupted" grep -qx 'status=interrupted' "$d/meta.tx
 check "ledger-add: ends at the boot that gave the 3rd verdict" grep -q '^mode_end=2026-12-07T02:54:00Z' "$d/meta.txt"
 bash "$T/tree/crashtests/ledger-add.sh" --results "$R" "$out" >/dev/null 2>&1
 check "ledger-add: refuses to overwrite" test $? = 1
+# another pass with the same seed that day (the CI's stop check and a
+# campaign pass): kept beside, named by its start time
+out1=$T/out1
+cp -r "$out" "$out1"
+sed -i 's/^pass_start=.*/pass_start=2026-12-07T05:19:00Z/' "$out1/meta.txt"
+d1=$(bash "$T/tree/crashtests/ledger-add.sh" --results "$R" "$out1")
+check "ledger-add: a second pass of one seed named by its start" test "$d1" = "$R/2026-12-07/xfs16k-atomic-s5-t051900Z"
+rm -rf "$d1" # the table checks below count one pass
 
 # a pass whose job stopped on a harness error: its cycles, status says so
 out2=$T/out2

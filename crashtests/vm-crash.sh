@@ -2,7 +2,7 @@
 # vm-crash.sh - kill the untorn VM mid-write, many times, and check every
 # recovery against an SQLite oracle (issue 12).
 #
-# usage: crashtests/vm-crash.sh --mode atomic|doublewrite|unsafe|all --kills N
+# usage: crashtests/vm-crash.sh --mode atomic|doublewrite|fullpage|unsafe|all --kills N
 #            [--fs xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt] [--seed S] [--jobs J]
 #            [--iops N] [--threads N] [--cache BYTES] [--out DIR] [--aid-check]
 #            [--quiet]
@@ -28,8 +28,9 @@
 # drives under test (throttling.iops-write=N, --iops, default 100; not
 # the oracle's), so writes are in flight when the kill lands.
 #
-# Verdicts: atomic and doublewrite must have zero violations (a tear there
-# is one too); doublewrite must repair torn pages in at least one cycle;
+# Verdicts: atomic, doublewrite and fullpage must have zero violations (a
+# tear there is one too); doublewrite and fullpage (from the page images in
+# its log) must repair torn pages in at least one cycle;
 # unsafe (the negative control) must show torn pages -- a checksum failure
 # at open, in ut_check or in the scan -- in at least UNSAFE_MIN_SHARE
 # (default 0.1) of its cycles and in at least one, else the pass FAILS
@@ -48,7 +49,9 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash),
+# PLANT=noimage (with --mode fullpage: the planted bug, no page images
+# logged, so torn pages cannot be repaired; such a pass must FAIL).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -89,16 +92,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$modes" ] && [ -n "$kills" ] || usage
+# (all: the three modes of the CI pass; fullpage is asked for by name)
 [ "$modes" = all ] && modes="atomic doublewrite unsafe"
 for m in $modes; do
-	case $m in atomic|doublewrite|unsafe) ;; *) echo "vm-crash.sh: bad mode $m" >&2; usage ;; esac
+	case $m in atomic|doublewrite|fullpage|unsafe) ;; *) echo "vm-crash.sh: bad mode $m" >&2; usage ;; esac
 done
 case $fs in xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt) ;; *) echo "vm-crash.sh: bad fs $fs" >&2; usage ;; esac
 [[ $kills =~ ^[0-9]+$ ]] && [ "$kills" -ge 1 ] || usage
 [[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || usage
 seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
 UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
-# required: a pass without its controls (unsafe tears, doublewrite repairs)
+# required: a pass without its controls (unsafe tears, doublewrite and fullpage repairs)
 # FAILS.  reported (the demo): they are counted and printed, not required.
 # --ci requires them, one at least (UNSAFE_MIN_SHARE=0: a share needs more
 # cycles than a short pass has): at the 25-33% of unsafe cycles that tore
@@ -107,6 +111,11 @@ UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
 CONTROLS=${CONTROLS:-required}
 CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
 EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
+# A boot whose guest printed nothing (an early-boot hang or panic under a
+# loaded host: the kernel never ran /init, so no disk was touched) is booted
+# again, up to SILENT_RETRIES times per job, instead of ending the job.
+SILENT_RETRIES=${SILENT_RETRIES:-3}
+SILENT_TEST=${SILENT_TEST:-}           # harness test: boots (job-wide numbers) that fake silence
 WARMUP=${WARMUP:-200}                  # transactions that fill a fresh database
 KILL_PLAN=${KILL_PLAN:-mixed}          # mixed | event | timed (tests of the harness)
 EVENT_SHARE=${EVENT_SHARE:-75}         # percent of the cycles (mixed plan) with an event kill
@@ -115,7 +124,9 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # Requests per page of a cleaner batch, which the throttle serves one per
 # 1/iops s: unsafe writes 16 KiB in place (4 requests of max_sectors_kb=4),
 # doublewrite its copy first (4, skipped: a kill there tears no page in
-# place) and then in place (4), atomic one RWF_ATOMIC request (1).  An
+# place) and then in place (4), fullpage in place as unsafe (4: its page
+# images went to the log with their commits), atomic one RWF_ATOMIC
+# request (1).  An
 # event kill lands uniformly within the batch's in-place writes, which
 # start EVENT_LEAD_MS after the line (plus the copies): the batch first
 # makes the log durable up to its pages (the WAL rule: commits of other
@@ -123,7 +134,7 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
 THROTTLE_FROM=${THROTTLE_FROM:-ready}  # ready | boot: see disk_args below
-req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
+req_per_page() { case $1 in unsafe|doublewrite|fullpage) echo 4 ;; *) echo 1 ;; esac; }
 req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -251,7 +262,7 @@ run_job() {
 	local p_kill="" p_events=0 p_since="" p_run="" p_from=0 p_acked=0 p_started=0
 	local p_t0=0 p_tkill=0
 
-	local controls=0 extra=0
+	local controls=0 extra=0 silent=0 nboot=0
 	for ((c = 1; c <= ncyc + 1; c++)); do
 		# The controls (a tear in unsafe, a repair in doublewrite) are
 		# known one boot late; without one yet, run up to EXTEND more
@@ -285,6 +296,7 @@ run_job() {
 		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
+		[ "${PLANT:-}" = noimage ] && [ "$mode" = fullpage ] && gargs+=(--plant noimage)
 		local pidf=$dir/qemu.pid killf=$dir/killed
 		rm -f "$pidf" "$killf"
 		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0
@@ -304,10 +316,15 @@ run_job() {
 		local dargs thr_fail=0
 		mapfile -d '' dargs < <(disk_args "$dir/disks")
 		rm -f "$dir/qmp.sock"
+		nboot=$((nboot + 1))
+		if [[ " $SILENT_TEST " == *" $nboot "* ]]; then
+			exec {fd}< <(sleep 1; echo "SILENT_TEST: boot $nboot faked silent" >"$dir/boot.err")
+		else
 		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" "${dargs[@]}" \
 			-Q "$dir/qmp.sock" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
 			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
+		fi
 		local bootpid=$!
 		while IFS= read -r -u "$fd" line; do
 			echo "$line" >>"$log"
@@ -387,6 +404,17 @@ run_job() {
 			echo "vm-crash.sh: $mode job $job cycle $c: could not throttle the disk (see $log)" >&2
 			return 3
 		fi
+		# no line at all from the guest: it never reached /init, the disks
+		# are as the last kill left them; this boot is done again (its
+		# plan drawn afresh: the kill distribution does not change)
+		if [ -z "$tfirst" ] && ((silent < SILENT_RETRIES)); then
+			silent=$((silent + 1))
+			cp -r "$dir/boot" "$dir/boot-silent-$c-$silent" 2>/dev/null
+			echo "### boot of cycle $c printed nothing ($(tail -c 200 "$dir/boot.err" | tr '\n' ' ')): booting again ($silent of $SILENT_RETRIES)" >>"$log"
+			say "  $mode j$job cycle $c: the guest printed nothing: booting again ($silent of $SILENT_RETRIES)"
+			c=$((c - 1))
+			continue
+		fi
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then
 			if [ -z "$verdict_line" ]; then
@@ -406,8 +434,8 @@ run_job() {
 				"$(cut -c1-150 <<<"$verdict_line")" >&2
 			case $mode:$verdict_line in
 			unsafe:"verdict tear "*) controls=$((controls + 1)) ;;
-			doublewrite:*" torn_repaired=0 "*) ;;
-			doublewrite:"verdict ok "*) controls=$((controls + 1)) ;;
+			doublewrite:*" torn_repaired=0 "*|fullpage:*" torn_repaired=0 "*) ;;
+			doublewrite:"verdict ok "*|fullpage:"verdict ok "*) controls=$((controls + 1)) ;;
 			esac
 			# a tear or a violation: the guest started afresh
 			case $verdict_line in "verdict ok "*) ;; *) have=0 ;; esac
@@ -530,7 +558,7 @@ for mode in $modes; do
 		if (n < want) { ok = 0; why = why sprintf(" only %d of %d cycles ran;", n, want) }
 		if (mode != "unsafe" && viol + tear > 0) { ok = 0; why = why sprintf(" %d violations, %d tears;", viol, tear) }
 		cok = 1; cwhy = ""
-		if (mode == "doublewrite" && repc == 0) { cok = 0; cwhy = " no torn page repaired in any cycle;" }
+		if ((mode == "doublewrite" || mode == "fullpage") && repc == 0) { cok = 0; cwhy = " no torn page repaired in any cycle;" }
 		if (mode == "unsafe") {
 			need = n * minshare; if (need < 1) need = 1
 			if (tear < need) { cok = 0; cwhy = sprintf(" negative control: torn pages in %d of %d cycles, need >= %g;", tear, n, need) }

@@ -49,6 +49,9 @@ static void ckpt_request(ut_pager *p)
 	ut_st32(h + UT_META_VERSION, ut_meta_format(h));
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
+	/* from here every page's next change is its first since this
+	 * checkpoint's redo point: logged whole in fullpage mode */
+	__atomic_store_n(&p->fpi_redo, redo, __ATOMIC_RELEASE);
 	p->ckpt_pending = 1;
 	p->ckpt_req++;
 }
@@ -118,20 +121,36 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock)
 }
 
 /* The checkpoint, run to its end by the calling thread (no cleaner
- * thread).  p->mu held throughout. */
-static int run_checkpoint_here(ut_pager *p)
+ * thread), in whole batches: no commit runs meanwhile (the caller is the
+ * writer), so nothing is to be paced.  With how = CLEAN_UNLOCKED the
+ * caller holds flush_mu and the pool mutex is let go over every write
+ * and sync, so readers never wait for them (pager.h); a thread that would
+ * write inline meanwhile waits (ckpt_unlocked).  Else (inline_flush,
+ * redo) p->mu is held throughout.  p->mu held. */
+static int run_checkpoint_here(ut_pager *p, unsigned how)
 {
 	size_t n;
 	int rc;
 
+	p->ckpt_unlocked = how == CLEAN_UNLOCKED;
 	do {
-		rc = pager_clean_batch(p, 1, 0, &n);
+		rc = pager_clean_batch(p, 1, how, &n);
 	} while (rc == UT_OK && n);
-	if (rc) {
+	if (rc)
 		p->ckpt_pending = 0;
-		return rc;
-	}
-	return pager_finish_checkpoint(p, 0);
+	else
+		rc = pager_finish_checkpoint(p, how == CLEAN_UNLOCKED);
+	p->ckpt_unlocked = 0;
+	pthread_cond_broadcast(&p->done_cv);
+	return rc;
+}
+
+/* May a checkpoint run here write without the pool mutex?  Only when no
+ * one writes pages but under flush_mu: a cleaner thread, if one starts
+ * meanwhile, takes it; inline_flush and redo write under p->mu alone. */
+static int may_unlock(const ut_pager *p)
+{
+	return !p->cleaner_inline && !p->recovering && !p->readonly;
 }
 
 static int ckpt_check(ut_pager *p)
@@ -152,21 +171,30 @@ static int ckpt_check(ut_pager *p)
  * max LSN, mode, clean flag), DURABLE, as a separate write so it can never
  * be durable before the pages it vouches for, (4)
  * hooks.log_checkpoint_done(redo_lsn).  With the cleaner thread it does
- * the work and this waits; without one, this thread does it. */
+ * the work and this waits; without one, this thread does it, without
+ * the pool mutex during its I/O (but for inline_flush and redo). */
 int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again)
 {
-	int rc;
+	int rc, have_flush = 0;
 
 	*ticket = 0;
 	*again = 0;
 	if ((rc = ckpt_check(p)))
 		return rc;
 	pthread_mutex_lock(&p->mu);
+	if (!p->cleaner_running && may_unlock(p)) {
+		/* flush_mu comes before p->mu: take both in order, then look
+		 * again (a thread may have started the cleaner meanwhile) */
+		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_lock(&p->flush_mu);
+		pthread_mutex_lock(&p->mu);
+		have_flush = 1;
+	}
 	if (fatal_now(p)) {
 		rc = pager_fatal_rc(p);
 	} else if (!p->cleaner_running) {
 		ckpt_request(p);
-		rc = run_checkpoint_here(p);
+		rc = run_checkpoint_here(p, have_flush ? CLEAN_UNLOCKED : 0);
 	} else if (p->ckpt_pending) {
 		*ticket = p->ckpt_req; /* an older one: wait, then again */
 		*again = 1;
@@ -176,6 +204,8 @@ int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again)
 		pthread_cond_signal(&p->work_cv);
 	}
 	pthread_mutex_unlock(&p->mu);
+	if (have_flush)
+		pthread_mutex_unlock(&p->flush_mu);
 	return rc;
 }
 

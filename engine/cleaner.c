@@ -293,19 +293,21 @@ static void let_commit_first(ut_pager *p)
 /* Write one batch of dirty frames through the strategy.  The pages are
  * copied first, so the writer may change a frame while its copy is being
  * written: a frame becomes clean only if it was not written to since
- * (wgen).  With drop_lock (the cleaner thread, holding flush_mu) the batch
- * is paced and the pool mutex is released during the I/O; inline, the
- * caller keeps it.  *done = pages written (0: nothing to flush).  Called
- * with p->mu held. */
-int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
+ * (wgen).  With CLEAN_UNLOCKED (the caller holds flush_mu) the pool mutex
+ * is released during the I/O; with CLEAN_PACED (the cleaner thread) the
+ * batch is paced too; inline (0), the caller keeps the mutex.  *done =
+ * pages written (0: nothing to flush).  Called with p->mu held. */
+int pager_clean_batch(ut_pager *p, int ckpt_only, unsigned how, size_t *done)
 {
 	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
 	uint64_t maxlsn = 0, last, req = p->ckpt_req, t0 = 0, ns = 0;
+	int drop_lock = (how & CLEAN_UNLOCKED) != 0;
+	int paced = (how & CLEAN_PACED) != 0;
 	size_t n;
 	int rc, waited = 0;
 
 	*done = 0;
-	if (drop_lock) {
+	if (paced) {
 		/* before the copies, which are then as fresh as can be */
 		pthread_mutex_unlock(&p->mu);
 		let_commit_first(p);
@@ -320,7 +322,7 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 	}
 	if ((rc = snap_alloc(p)))
 		return rc;
-	n = pick_batch(p, ckpt_only, flags, drop_lock ? p->pace.pages : CLEAN_BATCH);
+	n = pick_batch(p, ckpt_only, flags, paced ? p->pace.pages : CLEAN_BATCH);
 	if (!n)
 		return UT_OK;
 	last = p->lsn;
@@ -336,29 +338,27 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done)
 		p->fpages[i].pgno = f->pg.pgno;
 		p->fpages[i].buf = copy;
 	}
-	if (drop_lock) {
+	if (drop_lock)
 		pthread_mutex_unlock(&p->mu);
-		if (p->batch_hook)
-			p->batch_hook(p->batch_hook_ctx);
-	}
+	if (paced && p->batch_hook)
+		p->batch_hook(p->batch_hook_ctx);
 	rc = pager_bound_before_write(p, maxlsn, last, flags);
 	if (rc == UT_OK) {
 		for (size_t i = 0; i < n; i++)
 			ut_page_seal((uint8_t *)p->fpages[i].buf);
 		qsort(p->fpages, n, sizeof(*p->fpages), by_pgno);
-		if (drop_lock)
+		if (paced)
 			t0 = now_ns();
 		rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
-		if (drop_lock) {
+		if (paced) {
 			ns = now_ns() - t0;
 			waited = log_waiting(p) != 0;
 		}
 	}
-	if (drop_lock) {
+	if (drop_lock)
 		pthread_mutex_lock(&p->mu);
-		if (rc == UT_OK)
-			ut_pace_done(&p->pace, n, ns, waited);
-	}
+	if (paced && rc == UT_OK)
+		ut_pace_done(&p->pace, n, ns, waited);
 	for (size_t i = 0; i < n; i++) {
 		struct frame *f = p->snapf[i];
 
@@ -410,6 +410,18 @@ static int cleaner_has_work(const ut_pager *p)
 	       p->ndirty_est > pager_dirty_high(p);
 }
 
+/* A batch of n pages was written: the pool, past its bound since a big
+ * transaction, gives back the frames it made clean (pool.c pager_shrink,
+ * which owes itself another batch while dirty frames keep it past the
+ * bound).  Not while a transaction runs: its end shrinks.  Nothing
+ * written, nothing freed: no shrink, so frames that stay dirty (in
+ * flight, pinned) cannot make batches run back to back.  p->mu held. */
+static void shrink_after(ut_pager *p, size_t n)
+{
+	if (n && !p->in_txn && p->nframes > p->maxframes)
+		pager_shrink(p);
+}
+
 /* One unit of the cleaner's work: a batch of the pending checkpoint, or
  * its end; else a batch for a waiting thread or over the dirty mark.  The
  * checkpoint goes first: under steady eviction pressure it would otherwise
@@ -425,17 +437,23 @@ static void cleaner_step(ut_pager *p)
 	if (p->ckpt_pending) {
 		/* every frame it needs is flushable (the cleaner writes the
 		 * committed version of a page in a transaction too) */
-		if (pager_clean_batch(p, 1, 1, &n) == UT_OK && !n)
+		if (pager_clean_batch(p, 1, CLEAN_UNLOCKED | CLEAN_PACED,
+				      &n) == UT_OK && !n)
 			pager_finish_checkpoint(p, 1);
+		else
+			shrink_after(p, n);
 		return;
 	}
-	if (pressed && pager_clean_batch(p, 0, 1, &n) == UT_OK && n == 0) {
+	if (pressed && pager_clean_batch(p, 0, CLEAN_UNLOCKED | CLEAN_PACED,
+					 &n) == UT_OK && n == 0) {
 		/* nothing flushable: the round the waiters asked for, so
 		 * they look again (and, finding nothing a write frees, take
 		 * a frame past the bound: pool.c) */
 		p->batches++;
 		p->ndirty_est = 0;
 		pthread_cond_broadcast(&p->done_cv);
+	} else if (pressed) {
+		shrink_after(p, n);
 	}
 }
 
@@ -524,6 +542,12 @@ int pager_make_clean(ut_pager *p)
 		while (p->batches == b && !fatal_now(p))
 			pthread_cond_wait(&p->done_cv, &p->mu);
 		return fatal_now(p) ? pager_fatal_rc(p) : UT_OK;
+	}
+	if (p->ckpt_unlocked) {
+		/* a checkpoint writes without the mutex (checkpoint.c): one
+		 * of its batches, then the caller looks again */
+		pthread_cond_wait(&p->done_cv, &p->mu);
+		return UT_OK;
 	}
 	return pager_clean_batch(p, 0, 0, &n);
 }

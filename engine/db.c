@@ -160,7 +160,9 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 		initial = page_max;
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
-	rc = ut_log_open(vfs, path, initial + 1, &db->log, &existed);
+	rc = ut_log_open(vfs, path, initial + 1,
+			 ut_pager_logs_images(p), &db->log,
+			 &existed);
 	if (rc)
 		goto out;
 	ut_wal_require_end(ut_log_wal(db->log), ut_pager_header_max_lsn(p),
@@ -183,6 +185,8 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	rc = ut_log_recover(db->log, p, redo, &info);
 	if (rc == UT_OK)
 		rc = ut_pager_checkpoint(p);
+	if (rc == UT_OK)
+		rc = ut_pager_recovered(p);
 out:
 	free(wpath);
 	return rc;
@@ -777,6 +781,7 @@ static void stats_of(ut_db *db, ut_stats *st)
 	st->snapshot_versions = ss.versions;
 	st->snapshot_bytes = ss.version_bytes;
 	st->snapshot_dropped = ss.dropped;
+	st->page_images = c->page_images;
 }
 
 /* At most size bytes: a caller built against an older header has a

@@ -36,8 +36,74 @@ int ut_pager_protect(ut_pager *p)
 {
 	return p->readonly ? (int)p->last_mode : p->fl->ops->protect;
 }
+
+int ut_pager_logs_images(ut_pager *p)
+{
+	return !p->readonly && (p->fl->ops->log_images || p->fpi_pending);
+}
+
+/* fullpage protects a page by its image in the log, and a log written in
+ * another mode has none: opening such a database after a crash in
+ * fullpage mode, its recovery's page writes (redo's evictions, the
+ * checkpoint that ends it) would be unprotected, and a crash during them
+ * would tear pages whose log holds only deltas.  So they go through the
+ * double-write file; ut_pager_recovered hands over to fullpage after that
+ * checkpoint.  Called once the header is read. */
+static int fullpage_recovery_via_dw(ut_pager *p)
+{
+	ut_flusher *dw;
+	int rc;
+
+	if (p->fl->ops->protect != UT_PROTECT_FULLPAGE || p->last_clean ||
+	    p->last_mode == UT_PROTECT_FULLPAGE)
+		return UT_OK;
+	rc = ut_flusher_create(UT_PROTECT_DOUBLEWRITE, p->vfs, p->path, p->file,
+			       &p->ctr, &dw);
+	/* (its recover: the batch ids of copies a double-write run left) */
+	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file)) != UT_OK)
+		ut_flusher_destroy(dw);
+	if (rc)
+		return rc;
+	ut_flusher_destroy(p->fl);
+	p->fl = dw;
+	p->fpi_pending = 1;
+	return UT_OK;
+}
+
+int ut_pager_recovered(ut_pager *p)
+{
+	ut_flusher *fl;
+	int rc;
+
+	if (!p->fpi_pending)
+		return UT_OK;
+	rc = ut_flusher_create(UT_PROTECT_FULLPAGE, p->vfs, p->path, p->file,
+			       &p->ctr, &fl);
+	if (rc)
+		return rc;
+	snprintf(fl->reason, sizeof(fl->reason), "requested by name (the "
+		 "recovery of a crash in %s mode wrote through the double-write "
+		 "file)", ut_protect_name((int)p->last_mode));
+	pthread_mutex_lock(&p->flush_mu);
+	pthread_mutex_lock(&p->mu);
+	ut_flusher_destroy(p->fl);
+	p->fl = fl;
+	p->fpi_pending = 0;
+	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->flush_mu);
+	return UT_OK;
+}
 int ut_pager_fatal(ut_pager *p) { return fatal_now(p); }
-size_t ut_pager_frames(ut_pager *p) { return p->nframes; }
+size_t ut_pager_frames(ut_pager *p)
+{
+	size_t n;
+
+	/* the cleaner thread shrinks the pool too (cleaner.c) */
+	pthread_mutex_lock(&p->mu);
+	n = p->nframes;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
 
 uint64_t ut_pager_lsn(ut_pager *p) { return p->lsn; }
 void ut_pager_set_lsn(ut_pager *p, uint64_t lsn)
@@ -179,6 +245,32 @@ static void init_meta(uint8_t *m, int mode)
  * cut short only if page 1 is missing, zero or that empty root, and no log
  * exists; anything else held data (a zeroed header is damage).  page0 holds
  * the first page as read (zero-filled past the end).  Sets p->page1_untorn. */
+/* b (page 1 as read, zeros past the file's end) is creation's write of
+ * the new empty root, maybe in part: each 4 KiB sector zeros or that
+ * sector of the root.  A mode without a copy (fullpage, unsafe) can leave
+ * it torn so when the power goes before the header is written: nothing
+ * was ever committed.  A root that held keys differs in its first sector
+ * (slot count, LSN). */
+static int part_of_new_root(const uint8_t *b)
+{
+	uint8_t *r = ut_io_alloc(UT_PAGE_SIZE);
+	int part = 1;
+
+	if (!r)
+		return 0;
+	ut_page_init(r, 1, UT_PT_LEAF);
+	ut_page_seal(r);
+	for (size_t s = 0; s < UT_PAGE_SIZE && part; s += 4096) {
+		int zero = 1;
+
+		for (size_t i = s; i < s + 4096 && zero; i++)
+			zero = !b[i];
+		part = zero || !memcmp(b + s, r + s, 4096);
+	}
+	free(r);
+	return part;
+}
+
 static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
 			   uint64_t size, int *never)
 {
@@ -201,7 +293,8 @@ static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
 		goto out;
 	if (!ut_page_is_zero(b) &&
 	    !(p->page1_untorn && ut_page_type(b) == UT_PT_LEAF &&
-	      ut_page_nslots(b) == 0 && ut_page_lsn(b) == 0))
+	      ut_page_nslots(b) == 0 && ut_page_lsn(b) == 0) &&
+	    !part_of_new_root(b))
 		goto out;
 	wpath = malloc(strlen(path) + sizeof(UT_WAL_SUFFIX));
 	if (!wpath) {
@@ -619,6 +712,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
 			p->last_clean = ut_ld32(mf->pg.data + UT_META_CLEAN);
 		}
+		if ((rc = fullpage_recovery_via_dw(p)))
+			goto fail;
 		if (p->last_mode == UT_PROTECT_DOUBLEWRITE && !p->last_clean &&
 		    !p->dw_existed) {
 			ut_set_errdetail("%s: the database last ran in doublewrite "
@@ -644,6 +739,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	if ((rc = adopt_meta(p, mf)))
 		goto fail;
 	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
+	p->fpi_redo = ut_pager_redo_lsn(p);
 	free(dwpath);
 	*out = p;
 	return UT_OK;

@@ -14,7 +14,9 @@
  *    bound too.  Pinned frames and frames dirtied by the running write
  *    transaction are never evicted; when no frame is evictable the pool
  *    grows past the bound (a big transaction may exceed cache_bytes
- *    temporarily) and shrinks back as frames become evictable.
+ *    temporarily) and shrinks back as frames become evictable (dirty
+ *    ones once the cleaner thread wrote them: the committing thread does
+ *    not write them under the pool mutex).
  *  - Page cleaner: a background thread (started on first need, never
  *    during redo or for a read-only handle) writes dirty pages in batches
  *    of up to 128 (one strategy call: for doublewrite one copy write and
@@ -210,6 +212,9 @@ typedef struct ut_log_page {
 	const void *pre;  /* content before the transaction; NULL: new page */
 	const void *post; /* content at commit (LSN field not yet stamped) */
 	uint64_t touched; /* UT_TOUCH_BLOCKs where post may differ from pre */
+	int image;        /* log post whole (the strategy's log_images: the
+			   * page's first change since the latest checkpoint
+			   * request), not its deltas */
 } ut_log_page;
 
 typedef struct ut_log_hooks {
@@ -396,6 +401,13 @@ ut_io_counters *ut_pager_counters(ut_pager *p);
  * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
+/* Commits of this handle log page images (fullpage), now or once
+ * recovery is done: the log must take them (wal.h format 2). */
+int ut_pager_logs_images(ut_pager *p);
+/* Recovery's checkpoint is done: a fullpage open whose recovery wrote
+ * through double-write (the crash happened in another mode, so its log
+ * has no page images) switches to fullpage.  No-op otherwise. */
+int ut_pager_recovered(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
 /* Frames currently allocated / pinned (tests). */
 size_t ut_pager_frames(ut_pager *p);
@@ -454,6 +466,17 @@ void ut_pager_set_hooks(ut_pager *p, const ut_log_hooks *hooks);
 int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
+/* A whole page image logged by the transaction of commit LSN lsn: the
+ * page becomes img whatever the data file holds (a page there failing its
+ * checksum was torn: counted in torn_repaired); the deltas after it apply
+ * on top.  img's own page number must be pgno, and it is checked whole
+ * like any page (UT_ECORRUPT naming the LSN).  Page 0 is never imaged. */
+int ut_pager_redo_image(ut_pager *p, uint64_t lsn, uint32_t pgno,
+			const void *img);
+/* Tests only: nonzero plants a bug, the pager logs no page image (deltas
+ * instead) in a mode whose strategy needs them; the crash tests must
+ * catch it.  Process-wide. */
+extern int ut_pager_sabotage_images;
 int ut_pager_redo_end(ut_pager *p);
 /* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
  * not refuse, else its code, which the redo call that needed the write

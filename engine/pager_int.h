@@ -207,8 +207,20 @@ struct ut_pager {
 	 * ckpt), then run by the cleaner or the caller. */
 	int ckpt_pending;
 	uint64_t ckpt_redo, ckpt_req, ckpt_done, checkpoints;
+	/* The redo LSN of the latest checkpoint requested (or, before any,
+	 * the header's): with a log_images strategy, a page whose committed
+	 * LSN is at or below it is logged whole at its next change.  Set
+	 * under the writer's exclusion, read by the writer. */
+	uint64_t fpi_redo;
+	/* fullpage was asked for, but this open's recovery writes through
+	 * double-write (pager.c, fullpage_recovery_via_dw) until
+	 * ut_pager_recovered */
+	int fpi_pending;
 	uint32_t ckpt_meta_gen;
 	int ckpt_rc;
+	/* A caller's checkpoint (no cleaner thread) writes with p->mu let go,
+	 * holding flush_mu: a thread that would write inline waits for it. */
+	int ckpt_unlocked;
 	int ckpt_write_hdr;   /* the header image differs from the disk's */
 	int pager_fatal_rc;         /* the error that made the handle fatal */
 	uint8_t *ckpt_hdr;
@@ -312,7 +324,13 @@ void pager_record_fatal(ut_pager *p, int rc);
 void pager_fatal_errdetail(ut_pager *p);
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags);
 size_t pager_dirty_high(const ut_pager *p);
-int pager_clean_batch(ut_pager *p, int ckpt_only, int drop_lock, size_t *done);
+/* How a batch runs: CLEAN_UNLOCKED, p->mu is let go during its I/O (the
+ * caller holds flush_mu); CLEAN_PACED (the cleaner thread), its size is
+ * the pacer's and a log flush a committer waits for goes first.  0:
+ * inline, p->mu held throughout (inline_flush, redo). */
+#define CLEAN_UNLOCKED 1u
+#define CLEAN_PACED 2u
+int pager_clean_batch(ut_pager *p, int ckpt_only, unsigned how, size_t *done);
 int pager_cleaner_usable(ut_pager *p);
 void pager_stop_cleaner(ut_pager *p);
 int pager_make_clean(ut_pager *p);

@@ -593,17 +593,42 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 	(void)was;
 }
 
+/* Dirty frames a write would let pager_shrink free. */
+static int dirty_unpinned(const ut_pager *p)
+{
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct frame *f = p->frames[i];
+
+		if (f->valid && f->dirty && !f->flushing && !frame_pins(f) &&
+		    !f->txn && f != p->meta)
+			return 1;
+	}
+	return 0;
+}
+
 /* Free frames beyond the bound once the transaction no longer pins them.
- * Inline, dirty ones are written first; the cleaner thread cleans them in
- * its own time, and a later pager_shrink frees them. */
+ * Dirty ones must be written first: by the cleaner thread (started here if
+ * there is none yet) in its next batch, after which it calls this again --
+ * never by this thread, which holds the pool mutex every reader may need
+ * (pager.h: the pool is never locked during page I/O).  Only without a
+ * thread to be had (inline_flush, redo) are they written here.  p->mu
+ * held. */
 void pager_shrink(ut_pager *p)
 {
 	struct frame *batch[EVICT_BATCH];
 	size_t nb = 0;
+	int here;
 
 	if (p->nframes <= p->maxframes)
 		return;
-	for (size_t i = 0; i < p->nframes && !p->cleaner_running; i++) {
+	here = !pager_cleaner_usable(p) && !p->ckpt_unlocked;
+	if (!here && dirty_unpinned(p)) {
+		/* one batch owed; the cleaner shrinks after it (cleaner.c) */
+		if (p->clean_want < p->batches + 1)
+			p->clean_want = p->batches + 1;
+		pthread_cond_signal(&p->work_cv);
+	}
+	for (size_t i = 0; i < p->nframes && here; i++) {
 		struct frame *f = p->frames[i];
 		if (f->valid && f->dirty && !frame_pins(f) && !f->txn)
 			batch[nb++] = f;

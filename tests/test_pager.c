@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -126,6 +127,23 @@ static off_t fsize(const char *path)
 
 /* ---- buffer pool ----------------------------------------------------- */
 
+/* The pool is back within max frames within 10 s.  A transaction bigger
+ * than the cache leaves the pool past its bound at its end (no-steal), with
+ * dirty frames: the cleaner thread writes them and then gives the frames
+ * back.  The committing thread does not write them itself: it would hold
+ * the pool mutex over the writes, and readers must never wait for page
+ * I/O under it (pager.h) -- so "within the bound as each commit returns"
+ * is not the contract, "within the bound once the cleaner caught up" is. */
+static void settles_within(ut_pager *pg, size_t max)
+{
+	for (int i = 0; i < 10000 && ut_pager_frames(pg) > max; i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	assert_true(ut_pager_frames(pg) <= max);
+}
+
 static void test_eviction_small_cache(void **s)
 {
 	(void)s;
@@ -137,7 +155,7 @@ static void test_eviction_small_cache(void **s)
 	/* many small transactions: the pool stays at its bound */
 	for (int i = 0; i < 40; i++) {
 		fill(db, i * 500, (i + 1) * 500, 300);
-		assert_true(ut_pager_frames(pg) <= 8);
+		settles_within(pg, 8);
 	}
 	assert_true(ut_pager_page_count(pg) > 300); /* ~40x the cache */
 	/* evictions wrote committed pages before any checkpoint */
@@ -145,13 +163,13 @@ static void test_eviction_small_cache(void **s)
 	assert_true(st.page_writes > 100);
 	assert_int_equal(st.protect, UT_PROTECT_UNSAFE);
 	check(db, 0, 20000, 300);
-	assert_true(ut_pager_frames(pg) <= 8);
+	settles_within(pg, 8);
 	assert_int_equal(ut_pager_pinned(pg), 1); /* page 0 only */
 
 	/* one big transaction may exceed the bound (no-steal), then the pool
 	 * shrinks back */
 	fill(db, 20000, 30000, 300);
-	assert_true(ut_pager_frames(pg) <= 8);
+	settles_within(pg, 8);
 	check(db, 0, 30000, 300);
 	assert_int_equal(ut_close(db), UT_OK);
 	db = open_db(path, 8 * UT_PAGE_SIZE);

@@ -3,7 +3,10 @@
  * the sanitizers: the handle is allocated at its (cache-line) alignment,
  * and readers hitting the page table while the writer grows it race on
  * nothing (run under ThreadSanitizer: the race was a reader computing its
- * stripe from the table's size, which the growth changes).
+ * stripe from the table's size, which the growth changes); a checkpoint
+ * on a fresh handle, before its page cleaner ran, and the pool's shrink
+ * after a transaction bigger than the cache do not hold the pool mutex
+ * over their page writes (a reader beginning meanwhile does not wait).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -13,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "untorn.h"
 #include "db.h"
+#include "page.h"
 #include "pager_int.h"
 #include "ut_simdisk.h"
 
@@ -126,11 +131,258 @@ static void test_readers_while_table_grows(void **state)
 	ut_simdisk_free(d);
 }
 
+/* The fault hook holds the first page write to the data file. */
+struct hold {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int armed, entered, released;
+};
+
+static int hold_fn(void *ctx, enum ut_simdisk_op op, const char *path)
+{
+	struct hold *h = ctx;
+
+	if (op != UT_SIMDISK_OP_WRITE || strcmp(path, "/c.db"))
+		return 0;
+	pthread_mutex_lock(&h->mu);
+	if (h->armed) {
+		h->armed = 0;
+		h->entered = 1;
+		pthread_cond_broadcast(&h->cv);
+		while (!h->released)
+			pthread_cond_wait(&h->cv, &h->mu);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return 0;
+}
+
+/* What runs in its own thread while the page write is held. */
+static void *checkpointer(void *arg)
+{
+	return (void *)(intptr_t)ut_checkpoint(arg);
+}
+
+/* One transaction of n 500-byte values, committed. */
+static int put_some(ut_db *db, int n)
+{
+	char k[16], v[500];
+	ut_txn *t;
+	int rc;
+
+	memset(v, 'c', sizeof(v));
+	if ((rc = ut_begin(db, 0, &t)))
+		return rc;
+	for (int i = 0; i < n; i++) {
+		snprintf(k, sizeof(k), "c%04d", i);
+		if ((rc = ut_put(t, k, strlen(k), v, sizeof(v)))) {
+			ut_abort(t);
+			return rc;
+		}
+	}
+	return ut_commit(t);
+}
+
+struct beginner {
+	ut_db *db;
+	int rc, done;
+};
+
+static void *begin_read(void *arg)
+{
+	struct beginner *b = arg;
+	ut_txn *t;
+
+	b->rc = ut_begin(b->db, UT_RDONLY, &t);
+	if (b->rc == UT_OK)
+		ut_abort(t);
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* op(db) in a thread on a fresh handle (before the fix no cleaner thread
+ * had started there: open's and every later checkpoint, and the shrink,
+ * wrote in the calling thread under the pool mutex): while the first
+ * page write to the data file is held (whoever issues it), a read
+ * transaction begins -- it needs the pool mutex for a moment -- within a
+ * second. */
+static void held_write_lets_reader_in(size_t cache, int prefill,
+				      void *(*op)(void *), const char *what)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	struct hold h = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			  0, 0, 0 };
+	struct beginner b;
+	pthread_t ck, rd;
+	void *crc;
+	ut_db *db;
+	int waited_ms = 0;
+
+	ut_simdisk_set_fault_hook(d, hold_fn, &h);
+	db = open_db(d, "/c.db", cache);
+	if (prefill)
+		assert_int_equal(put_some(db, prefill), UT_OK);
+	pthread_mutex_lock(&h.mu);
+	h.armed = 1;
+	pthread_mutex_unlock(&h.mu);
+	assert_int_equal(pthread_create(&ck, NULL, op, db), 0);
+	pthread_mutex_lock(&h.mu);
+	while (!h.entered)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+
+	b = (struct beginner){ db, -1, 0 };
+	assert_int_equal(pthread_create(&rd, NULL, begin_read, &b), 0);
+	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) && waited_ms < 1000) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		waited_ms += 2;
+	}
+	pthread_mutex_lock(&h.mu);
+	h.released = 1;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	pthread_join(rd, NULL);
+	pthread_join(ck, &crc);
+	if (waited_ms >= 1000)
+		fail_msg("a read transaction waited for %s's page write (the "
+			 "pool mutex held over it)", what);
+	assert_int_equal(b.rc, UT_OK);
+	assert_int_equal((int)(intptr_t)crc, UT_OK);
+	ut_simdisk_set_fault_hook(d, NULL, NULL);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* ut_checkpoint before the cleaner ever ran (a cache big enough that no
+ * eviction started it). */
+static void test_checkpoint_before_cleaner_frees_mutex(void **state)
+{
+	(void)state;
+	held_write_lets_reader_in(4u << 20, 200, checkpointer, "a checkpoint");
+}
+
+/* Pager level (no open checkpoint starts a cleaner there): LSNs only. */
+static uint64_t next_lsn;
+
+static int log_commit(void *ctx, const ut_log_page *pages, size_t n, int sync,
+		      uint64_t *lsn)
+{
+	(void)ctx;
+	(void)pages;
+	(void)n;
+	(void)sync;
+	*lsn = __atomic_add_fetch(&next_lsn, 1, __ATOMIC_RELAXED);
+	return UT_OK;
+}
+
+/* A transaction of 24 new pages in a cache of 8: at its end the pool is
+ * past its bound with dirty frames, which must be written before it
+ * shrinks. */
+static void *big_pager_txn(void *arg)
+{
+	ut_pager *p = arg;
+	int rc = ut_pager_begin(p);
+
+	for (int i = 0; rc == UT_OK && i < 24; i++) {
+		ut_pg *pg;
+
+		if ((rc = ut_pager_alloc(p, UT_PT_LEAF, &pg)) == UT_OK)
+			ut_pager_release(p, pg);
+	}
+	if (rc == UT_OK)
+		rc = ut_pager_commit(p, 0);
+	return (void *)(intptr_t)rc;
+}
+
+struct snapper {
+	ut_pager *p;
+	int rc, done;
+};
+
+static void *snap_read(void *arg)
+{
+	struct snapper *b = arg;
+	ut_snap s;
+
+	b->rc = ut_pager_snap_begin(b->p, &s);
+	if (b->rc == UT_OK)
+		ut_pager_snap_end(b->p, &s);
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A commit whose transaction outgrew the cache, on a pager whose cleaner
+ * never ran: the pool's shrink back to the bound needs its dirty frames
+ * written (it wrote them itself, under the pool mutex); while that write
+ * is held a snapshot begins within a second, and the pool is back within
+ * its bound once the write is let go. */
+static void test_shrink_before_cleaner_frees_mutex(void **state)
+{
+	static const ut_log_hooks hooks = { .log_commit = log_commit };
+	ut_pager_config cfg = { .cache_bytes = 8 * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1,
+				.hooks = &hooks };
+	ut_simdisk *d = ut_simdisk_new();
+	struct hold h = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			  0, 0, 0 };
+	struct snapper b = { NULL, -1, 0 };
+	pthread_t ck, rd;
+	void *crc;
+	ut_pager *p;
+	int waited_ms = 0;
+
+	(void)state;
+	assert_int_equal(ut_pager_open(ut_simdisk_vfs(d), "/c.db", &cfg, &p),
+			 UT_OK);
+	ut_simdisk_set_fault_hook(d, hold_fn, &h);
+	pthread_mutex_lock(&h.mu);
+	h.armed = 1;
+	pthread_mutex_unlock(&h.mu);
+	assert_int_equal(pthread_create(&ck, NULL, big_pager_txn, p), 0);
+	pthread_mutex_lock(&h.mu);
+	while (!h.entered)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+
+	b.p = p;
+	assert_int_equal(pthread_create(&rd, NULL, snap_read, &b), 0);
+	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) && waited_ms < 1000) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		waited_ms += 2;
+	}
+	pthread_mutex_lock(&h.mu);
+	h.released = 1;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	pthread_join(rd, NULL);
+	pthread_join(ck, &crc);
+	if (waited_ms >= 1000)
+		fail_msg("a snapshot waited for the pool shrink's page write "
+			 "(the pool mutex held over it)");
+	assert_int_equal(b.rc, UT_OK);
+	assert_int_equal((int)(intptr_t)crc, UT_OK);
+	/* the cleaner frees the frames once it wrote them */
+	for (int i = 0; i < 5000 && ut_pager_frames(p) > 8; i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	assert_true(ut_pager_frames(p) <= 8);
+	ut_simdisk_set_fault_hook(d, NULL, NULL);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handle_aligned),
 		cmocka_unit_test(test_readers_while_table_grows),
+		cmocka_unit_test(test_checkpoint_before_cleaner_frees_mutex),
+		cmocka_unit_test(test_shrink_before_cleaner_frees_mutex),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
