@@ -1625,6 +1625,7 @@ static void enospc_mode(int protect)
 
 static void test_enospc_doublewrite(void **state) { (void)state; enospc_mode(UT_PROTECT_DOUBLEWRITE); }
 static void test_enospc_atomic(void **state) { (void)state; enospc_mode(UT_PROTECT_ATOMIC); }
+static void test_enospc_fullpage(void **state) { (void)state; enospc_mode(UT_PROTECT_FULLPAGE); }
 
 int main(void)
 {
@@ -1638,6 +1639,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_dw_file),
 		cmocka_unit_test(test_enospc_doublewrite),
 		cmocka_unit_test(test_enospc_atomic),
+		cmocka_unit_test(test_enospc_fullpage),
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
