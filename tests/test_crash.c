@@ -745,6 +745,13 @@ static void check_integrity(ut_db *db, struct check *c)
 			goto out;
 		int type = ut_page_type(pg->data);
 		uint32_t next = ut_page_right(pg->data);
+		if (type == UT_PT_FREE) /* the pages a trunk lists (page.h) */
+			for (unsigned i = 0; i < ut_page_aux(pg->data); i++, nfree++)
+				if (walk_mark(&wk, ut_free_member(pg->data, i),
+					      "free-list entry")) {
+					ut_pager_release(p, pg);
+					goto out;
+				}
 		ut_pager_release(p, pg);
 		if (type != UT_PT_FREE) {
 			violation(c, "integrity: free-list page %u has type %d", fp, type);
