@@ -444,6 +444,8 @@ int ut_commit(ut_txn *t)
 		detach_cursors(t);
 		if (!t->err && t->tables)
 			t->err = ut_tables_store(t);
+		if (!t->err && t->defdelta)
+			t->err = ut_tables_store_default(t);
 		if (t->err) {
 			ut_pager_rollback(db->pager);
 			rc = t->err;
@@ -555,14 +557,16 @@ int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
 
 int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
-	int rc;
+	int rc, added;
 
 	ut_clear_errdetail();
 
 	if ((rc = ut_txn_check_put(t, key, klen, val, vlen)))
 		return rc;
 	ut_txn_changing(t);
-	return ut_txn_change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
+	rc = ut_bt_put(t->db->pager, key, klen, val, vlen, &added);
+	t->defdelta += rc == UT_OK && added;
+	return ut_txn_change_rc(t, rc);
 }
 
 /* ut_get's and ut_get_ref's arguments. */
@@ -636,7 +640,9 @@ int ut_del(ut_txn *t, const void *key, size_t klen)
 	if ((rc = ut_txn_check_write(t)) || (rc = ut_txn_check_key(key, klen)))
 		return rc;
 	ut_txn_changing(t);
-	return ut_txn_change_rc(t, ut_bt_del(t->db->pager, key, klen));
+	rc = ut_bt_del(t->db->pager, key, klen);
+	t->defdelta -= rc == UT_OK;
+	return ut_txn_change_rc(t, rc);
 }
 
 int ut_cursor_open(ut_txn *t, ut_cursor **out)

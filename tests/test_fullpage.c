@@ -15,6 +15,7 @@
  * then the power cut with the log durable and the pages written since
  * the checkpoint in place (a small cache evicts them).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -583,6 +584,81 @@ static void test_mode_switch_recovery(void **s)
 	assert_true(points > 20);
 }
 
+/* Threads: writers committing (each first change of a page since a
+ * checkpoint an image) while the cleaner thread writes pages and runs
+ * checkpoints every 64 KiB of log, readers beside them; then a clean
+ * reopen holds every commit.  (Under ThreadSanitizer, the image decision
+ * against the checkpoint requests.) */
+struct thr {
+	ut_db *db;
+	int id, writer;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *a = arg;
+	char k[16], v[300];
+
+	for (int i = 0; i < 60; i++) {
+		ut_txn *t;
+		void *got;
+		size_t n;
+
+		if (a->writer) {
+			assert_int_equal(ut_begin(a->db, 0, &t), UT_OK);
+			for (int j = 0; j < 5; j++) {
+				int key = (a->id * 997 + i * 5 + j) % NKEYS;
+
+				snprintf(k, sizeof(k), "key%05d", key);
+				val_of(v, sizeof(v), key, 1);
+				assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)),
+						 UT_OK);
+			}
+			assert_int_equal(ut_commit(t), UT_OK);
+		} else {
+			assert_int_equal(ut_begin(a->db, UT_RDONLY, &t), UT_OK);
+			snprintf(k, sizeof(k), "key%05d", (a->id * 31 + i) % NKEYS);
+			assert_int_equal(ut_get(t, k, strlen(k), &got, &n), UT_OK);
+			free(got);
+			ut_abort(t);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads_cleaner(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	pthread_t th[6];
+	struct thr a[6];
+	ut_db *db;
+	ut_stats st;
+
+	(void)s;
+	o.flush_inline = 0;
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	commit_range(db, 0, NKEYS, 1, 50);
+	ut_db_set_checkpoint_bytes(db, 64 << 10);
+	for (int i = 0; i < 6; i++) {
+		a[i] = (struct thr){ db, i, i < 4 };
+		assert_int_equal(pthread_create(&th[i], NULL, thr_main, &a[i]), 0);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	printf("  %llu page images, %llu checkpoints\n",
+	       (unsigned long long)st.page_images,
+	       (unsigned long long)st.checkpoints);
+	assert_true(st.checkpoints > 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(open_db(d, &db), UT_OK);
+	check_contents(db);
+	assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_big_txn_images),
 		cmocka_unit_test(test_snapshot_and_backup),
 		cmocka_unit_test(test_mode_switch_recovery),
+		cmocka_unit_test(test_threads_cleaner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
