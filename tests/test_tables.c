@@ -897,6 +897,14 @@ static void test_format(void **s)
 	assert_int_equal(ut_table_open(t, "new", UT_CREATE, &tb), UT_OK);
 	put_s(t, tb, "k", "v");
 	assert_int_equal(ut_commit(t), UT_OK);
+	/* before any checkpoint, the catalog only in the log: the header on
+	 * disk says 3 already, so a format-2 build refuses the file rather
+	 * than replay the log and write it back as format 2 */
+	header_of(path, h);
+	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
+	assert_int_equal(ut_ld32(h + UT_META_CATROOT), 0);
+	/* and a later header write (this checkpoint) keeps it */
+	assert_int_equal(ut_checkpoint(db), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
 	header_of(path, h);
 	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
