@@ -150,6 +150,21 @@ int ut_flush_sync_data(ut_flusher *fl, ut_file *data)
 	return UT_OK;
 }
 
+int ut_flush_each_durably(ut_flusher *fl, ut_file *data,
+			  const ut_flush_page *pages, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = ut_file_write(data, pages[i].buf, UT_PAGE_SIZE,
+				       (uint64_t)pages[i].pgno * UT_PAGE_SIZE,
+				       UT_WRITE_DSYNC);
+		if (rc)
+			return rc;
+		ut_ctr_add(&fl->ctr->page_writes, 1);
+		ut_ctr_add(&fl->ctr->syncs, 1);
+	}
+	return UT_OK;
+}
+
 int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
 		      size_t n, unsigned flags, unsigned wflags)
 {

@@ -158,6 +158,11 @@ void ut_flusher_destroy(ut_flusher *fl);
  * a batch up to a failure may have landed. */
 int ut_flush_in_place(ut_flusher *fl, ut_file *data, const ut_flush_page *pages,
 		      size_t n, unsigned flags, unsigned wflags);
+/* For strategies whose in-place write is unprotected (unsafe, fullpage):
+ * UT_FLUSH_OWN's form, each page of pages[0..n) written durably on its own
+ * (UT_WRITE_DSYNC), counting page_writes and syncs. */
+int ut_flush_each_durably(ut_flusher *fl, ut_file *data,
+			  const ut_flush_page *pages, size_t n);
 /* Sync the data file if a deferred write awaits it. */
 int ut_flush_sync_data(ut_flusher *fl, ut_file *data);
 

@@ -78,18 +78,8 @@ static int fullpage_write_pages(ut_flusher *fl, ut_file *data,
 			return UT_EINVAL;
 		}
 	}
-	if (flags & UT_FLUSH_OWN) {
-		for (size_t i = 0; i < n; i++) {
-			int rc = ut_file_write(data, pages[i].buf, UT_PAGE_SIZE,
-					       (uint64_t)pages[i].pgno * UT_PAGE_SIZE,
-					       UT_WRITE_DSYNC);
-			if (rc)
-				return rc;
-			ut_ctr_add(&fl->ctr->page_writes, 1);
-			ut_ctr_add(&fl->ctr->syncs, 1);
-		}
-		return UT_OK;
-	}
+	if (flags & UT_FLUSH_OWN)
+		return ut_flush_each_durably(fl, data, pages, n);
 	if (flags & UT_FLUSH_LAZY)
 		return ut_flush_in_place(fl, data, pages, n, flags, 0);
 	return ut_flush_in_place(fl, data, pages, n, flags, UT_WRITE_WRITEBACK);

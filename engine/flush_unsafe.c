@@ -15,16 +15,7 @@ static int unsafe_write_pages(ut_flusher *fl, ut_file *data,
 		return ut_flush_in_place(fl, data, pages, n, flags, 0);
 	/* (the page-write bound's header: durable now, the rest of the
 	 * deferred pages left to the checkpoint) */
-	for (size_t i = 0; i < n; i++) {
-		int rc = ut_file_write(data, pages[i].buf, UT_PAGE_SIZE,
-				       (uint64_t)pages[i].pgno * UT_PAGE_SIZE,
-				       UT_WRITE_DSYNC);
-		if (rc)
-			return rc;
-		ut_ctr_add(&fl->ctr->page_writes, 1);
-		ut_ctr_add(&fl->ctr->syncs, 1);
-	}
-	return UT_OK;
+	return ut_flush_each_durably(fl, data, pages, n);
 }
 
 const struct ut_flusher_ops ut_flush_unsafe_ops = {
