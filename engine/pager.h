@@ -262,7 +262,10 @@ typedef struct ut_pager_config {
 	int create;
 	/* sync=0: evictions write pages with UT_FLUSH_LAZY (no sync, no
 	 * protection copy) through the OS page cache, after the log is
-	 * written (not synced) up to them.  Checkpoints stay DURABLE. */
+	 * written (not synced) up to them.  Checkpoints stay DURABLE: no
+	 * batch is lazy while one is pending (decided under the pool mutex
+	 * with the batch's copies; a page a lazy batch in flight wrote is
+	 * written again for a checkpoint begun meanwhile), nor during redo. */
 	int lazy;
 	const ut_log_hooks *hooks; /* NULL: no log */
 	unsigned lock_wait_ms; /* wait this long for a live holder's lock */
