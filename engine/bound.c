@@ -54,9 +54,18 @@ static uint64_t hdr_bound(const uint8_t *hdr)
 	return b;
 }
 
+/* hdr_disk becomes hdr (the page writer, or open). */
+static void set_disk_hdr(ut_pager *p, const uint8_t *hdr)
+{
+	if (hdr != p->hdr_disk)
+		memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	__atomic_store_n(&p->disk_format, ut_ld32(hdr + UT_META_VERSION),
+			 __ATOMIC_RELEASE);
+}
+
 void pager_bound_open(ut_pager *p, const uint8_t *hdr)
 {
-	memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	set_disk_hdr(p, hdr);
 	p->bound_disk = p->bound_open = hdr_bound(hdr);
 	/* A clean close left no page newer than its checkpoint; after a
 	 * crash recovery supplies the evidence (ut_pager_bound_evidence). */
@@ -162,8 +171,7 @@ uint64_t pager_bound_for_checkpoint(ut_pager *p, uint64_t redo)
 
 void pager_bound_header_written(ut_pager *p, const uint8_t *hdr)
 {
-	if (hdr != p->hdr_disk)
-		memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	set_disk_hdr(p, hdr);
 	p->bound_disk = hdr_bound(hdr);
 	if (p->bound_disk != UT_BOUND_UNKNOWN)
 		set_known(p, 1);

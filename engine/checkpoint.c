@@ -36,7 +36,8 @@ static void ckpt_request(ut_pager *p)
 	memcpy(h, p->meta->cur->pg.data, UT_PAGE_SIZE);
 	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
-			    ut_ld32(p->hdr_disk + UT_META_VERSION) != ut_meta_format(h) ||
+			    __atomic_load_n(&p->disk_format, __ATOMIC_ACQUIRE) !=
+				    ut_meta_format(h) ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
 			    ut_ld32(h + UT_META_CLEAN) != clean;

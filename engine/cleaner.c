@@ -128,10 +128,15 @@ int pager_fatal_rc(ut_pager *p)
 
 /* Write frames fs[0..n) through the strategy; they become clean.  Used
  * where the caller itself must see the pages written (a log-less sync
- * commit); everything else goes through pager_clean_batch. */
+ * commit: the writer's private copies; the inline shrink: at most
+ * EVICT_BATCH published ones); everything else goes through
+ * pager_clean_batch.  A published version never changes, its CRC
+ * included (readers read it without p->mu): such a page is sealed and
+ * written as a copy.  p->mu held. */
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 {
 	uint64_t maxlsn = 0;
+	size_t ncopy = 0;
 	int rc;
 
 	if (fatal_now(p)) {
@@ -140,6 +145,9 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	}
 	if ((rc = ensure_fpages(p, n)))
 		return rc;
+	if (!p->sealbuf &&
+	    !(p->sealbuf = ut_io_alloc((size_t)EVICT_BATCH * UT_PAGE_SIZE)))
+		return UT_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t l = ut_page_lsn(fs[i]->pg.data);
 		if (l > maxlsn)
@@ -148,9 +156,16 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	if ((rc = pager_bound_before_write(p, maxlsn, maxlsn, flags)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		ut_page_seal(fs[i]->pg.data);
+		uint8_t *b = fs[i]->pg.data;
+
+		if (fs[i]->cur && b == fs[i]->cur->pg.data) {
+			assert(ncopy < EVICT_BATCH);
+			b = memcpy(p->sealbuf + ncopy++ * (size_t)UT_PAGE_SIZE,
+				   b, UT_PAGE_SIZE);
+		}
+		ut_page_seal(b);
 		p->fpages[i].pgno = fs[i]->pg.pgno;
-		p->fpages[i].buf = fs[i]->pg.data;
+		p->fpages[i].buf = b;
 	}
 	rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
 	if (rc) {

@@ -89,6 +89,7 @@ static void pager_free_all(ut_pager *p)
 	free(p->snap);
 	free(p->ckpt_hdr);
 	free(p->hdr_disk);
+	free(p->sealbuf);
 	free(p->bound_buf);
 	free(p->hinted);
 	pthread_cond_destroy(&p->work_cv);

@@ -224,6 +224,12 @@ struct ut_pager {
 	/* Page-write bound (bound.c), changed only by whoever may write
 	 * pages (flush_mu once the cleaner runs, else p->mu). */
 	uint8_t *hdr_disk;    /* page 0 as the data file has it */
+	/* Its format version, which a checkpoint's start (under p->mu, not
+	 * flush_mu) compares: atomic, hdr_disk being the page writer's. */
+	uint32_t disk_format;
+	/* Sealed copies of published pages pager_flush_frames writes
+	 * (EVICT_BATCH pages, allocated on first need; p->mu). */
+	uint8_t *sealbuf;
 	uint8_t *bound_buf;   /* the image a bound raise writes */
 	uint64_t bound_disk;  /* B durable in the header (or UNKNOWN) */
 	uint64_t bound_open;  /* B as found at open */
