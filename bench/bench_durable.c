@@ -39,8 +39,10 @@
  *
  * Systems (-m, in this order within a round; --rounds R repeats the list R
  * times, interleaved, after one preload):
- *   doublewrite, unsafe, atomic   untorn with that protection (atomic: "n/a"
- *            with the engine's reason where statx reports no 16 KiB unit)
+ *   doublewrite, fullpage, unsafe, atomic   untorn with that protection
+ *            (atomic: "n/a" with the engine's reason where statx reports no
+ *            16 KiB unit; fullpage: page images in the log, whose count per
+ *            commit the notes give as "images/c")
  *   sqlite   WAL, synchronous=FULL, page_size 16384, WITHOUT ROWID, upsert
  *            through INSERT ... ON CONFLICT DO UPDATE, cache -c (split over
  *            the threads' connections); writers serialized by an
@@ -82,7 +84,15 @@
  *                 [-w WARMUP_SECS] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]
  *                 [-b BATCH] [-g GET_PCT] [--rounds R] [--csv]
  *                 [--threads LIST] [-p PROTECT] [--seed N] [--no-copy]
- *                 [--warm-round]
+ *                 [--warm-round] [--ckpt-sweep LIST]
+ *
+ * Checkpoint-interval sweep (--ckpt-sweep 4M,16M,64M,256M): every untorn
+ * system runs once per interval (the log bytes between automatic
+ * checkpoints, engine/db.h ut_db_set_checkpoint_bytes; default 64 MiB),
+ * named "MODE ckpt=SIZE" in the table and "MODE@SIZE" in the CSV's system
+ * column; the peers run once.  Full-page writes cost less with a longer
+ * interval (fewer first changes after a checkpoint), double-write does not
+ * depend on it: the sweep shows where the two cross.
  *   --quick = -s 64M -c 16 -t 10 -w 2
  */
 #include <dirent.h>
@@ -144,6 +154,9 @@ struct cfg {
 	int no_copy;        /* runs use the preloaded files themselves */
 	int warm_round;     /* a round 0 first, printed, not meant to be counted */
 	long preload_txn;   /* puts per untorn preload transaction; 0: one */
+	uint64_t ckpt[8];   /* --ckpt-sweep: checkpoint intervals, bytes */
+	int nckpt;
+	uint64_t ckpt_bytes; /* this run's interval (0: the engine's default) */
 };
 
 struct result {
@@ -158,6 +171,7 @@ struct result {
 	double dev_rreqs;                              /* (table only, not in the CSV) */
 	double p50_us, p99_us, p999_us, max_us;
 	double rss_kib;      /* peak RSS of the child */
+	double images;       /* untorn: page images logged (fullpage) */
 	double cpu_busy;     /* share of the machine's CPU time busy (/proc/stat) */
 	double frame_waits;  /* untorn: waits for the page cleaner */
 	char note[256];
@@ -949,6 +963,8 @@ static int uts_open(struct sys *s)
 		return -1;
 	}
 	s->h = db;
+	if (s->c->ckpt_bytes)
+		ut_db_set_checkpoint_bytes(db, s->c->ckpt_bytes);
 	ut_stats_get(db, &st);
 	snprintf(s->note, sizeof(s->note), "%s%s", st.direct_io ? "O_DIRECT" : "buffered",
 		 st.uring ? ", io_uring" : "");
@@ -1030,6 +1046,7 @@ static void uts_ctrs(struct sys *s, struct result *r, double sign)
 	r->syncs += sign * (double)st.syncs;
 	r->log_syncs += sign * (double)ws.syncs;
 	r->frame_waits += sign * (double)st.frame_waits;
+	r->images += sign * (double)st.page_images;
 }
 
 static int uts_close(struct sys *s)
@@ -1384,6 +1401,7 @@ static int rks_sys_close(struct sys *s)
 		uts_get1, uts_load, uts_ctrs, uts_close }
 static const struct sysdef systems[] = {
 	UTSYS("doublewrite", "untorn doublewrite", UT_PROTECT_DOUBLEWRITE),
+	UTSYS("fullpage", "untorn fullpage", UT_PROTECT_FULLPAGE),
 	UTSYS("unsafe", "untorn unsafe", UT_PROTECT_UNSAFE),
 	UTSYS("atomic", "untorn atomic", UT_PROTECT_ATOMIC),
 	{ "sqlite", "sqlite WAL FULL", 1, 0, sqs_open, sqs_thr_open, sqs_thr_close, sqs_put1,
@@ -1626,6 +1644,30 @@ static void fmt_bytes(char *b, size_t n, double v)
 		snprintf(b, n, "%.0f B", v);
 }
 
+/* 4M, 1G, 65536: a size as --ckpt-sweep takes it */
+static void fmt_size(char *b, size_t n, uint64_t v)
+{
+	if (v % (1ull << 30) == 0)
+		snprintf(b, n, "%lluG", (unsigned long long)(v >> 30));
+	else if (v % (1ull << 20) == 0)
+		snprintf(b, n, "%lluM", (unsigned long long)(v >> 20));
+	else if (v % 1024 == 0)
+		snprintf(b, n, "%lluK", (unsigned long long)(v >> 10));
+	else
+		snprintf(b, n, "%llu", (unsigned long long)v);
+}
+
+/* fullpage: the page images per commit, in the notes (the CSV's columns
+ * stay as they are; log_bytes holds the images' bytes) */
+static void note_images(struct result *r)
+{
+	size_t len = strlen(r->note);
+
+	if (r->ok && r->images > 0 && r->commits > 0)
+		snprintf(r->note + len, sizeof(r->note) - len, "%simages/c %.3f",
+			 len ? ", " : "", r->images / (double)r->commits);
+}
+
 static void print_header(void)
 {
 	printf("| %-18s | %3s | %3s | %9s | %9s | %9s | %9s | %7s | %9s | %6s | %7s | %6s | "
@@ -1699,7 +1741,7 @@ static void usage(FILE *f)
 		"usage: bench_durable [--quick] [-s SIZE] [-c CACHE_MIB] [-t SECS] [-n OPS]\n"
 		"                     [-w WARMUP] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]\n"
 		"                     [-b BATCH] [-g GET_PCT] [--rounds R] [--csv] [--seed N]\n"
-		"                     [--threads LIST]\n"
+		"                     [--threads LIST] [--ckpt-sweep LIST]\n"
 		"       bench_durable --threads 1,4,16 [-p PROTECT] [same options]\n"
 		"  -s SIZE     data to preload (K/M/G suffix; default 1G = SIZE/116 keys)\n"
 		"  -c MIB      cache in the measured runs (default 64)\n"
@@ -1707,7 +1749,7 @@ static void usage(FILE *f)
 		"  -n OPS      measured operations per run instead of -t\n"
 		"  -w SECS     warm-up per run, not counted (default 5)\n"
 		"  -d DIR      directory for the databases (default .)\n"
-		"  -m SYSTEMS  in this order: doublewrite,unsafe,atomic,sqlite"
+		"  -m SYSTEMS  in this order: doublewrite,fullpage,unsafe,atomic,sqlite"
 #ifdef UT_BENCH_LMDB
 		",lmdb"
 #endif
@@ -1715,7 +1757,7 @@ static void usage(FILE *f)
 		",rocksdb"
 #endif
 		"\n"
-		"              (default doublewrite,unsafe,atomic,sqlite)\n"
+		"              (default doublewrite,fullpage,unsafe,atomic,sqlite)\n"
 		"  -W WL       update (default), load (bulk load, -b puts per sync=1\n"
 		"              transaction), mix (-g %% gets, the rest sync=1 puts)\n"
 		"  -b N        load: puts per transaction (default 1000)\n"
@@ -1729,6 +1771,8 @@ static void usage(FILE *f)
 		"  --preload-txn N  puts per transaction of untorn's preload (default:\n"
 		"              all in one, as SQLite's)\n"
 		"  --quick     -s 64M -c 16 -t 10 -w 2\n"
+		"  --ckpt-sweep L  untorn systems once per checkpoint interval in L\n"
+		"              (log bytes between checkpoints, K/M/G; e.g. 4M,16M,64M,256M)\n"
 		"  --threads L K threads for each K in L; without -m: the group-commit\n"
 		"              table for untorn with -p PROTECT (default doublewrite)\n");
 }
@@ -1811,12 +1855,13 @@ int main(int argc, char **argv)
 		{ "no-copy", no_argument, NULL, 'N' },
 		{ "warm-round", no_argument, NULL, 'V' },
 		{ "preload-txn", required_argument, NULL, 'P' },
+		{ "ckpt-sweep", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct cfg c = {
 		.data_bytes = 1ull << 30, .cache_mib = 64, .secs = 30, .warmup = 5,
-		.dir = ".", .modes = "doublewrite,unsafe,atomic,sqlite",
+		.dir = ".", .modes = "doublewrite,fullpage,unsafe,atomic,sqlite",
 		.gc_protect = UT_PROTECT_DOUBLEWRITE, .seed = 42, .wl = W_UPDATE,
 		.batch = 1000, .get_pct = 90, .rounds = 1,
 	};
@@ -1847,6 +1892,28 @@ int main(int argc, char **argv)
 		case 'N': c.no_copy = 1; c.keep = 1; break;
 		case 'V': c.warm_round = 1; break;
 		case 'P': c.preload_txn = atol(optarg); break;
+		case 'K': {
+			char *s = optarg;
+
+			c.nckpt = 0;
+			while (*s && c.nckpt < 8) {
+				size_t len = strcspn(s, ",");
+				char one[32];
+				double v;
+
+				snprintf(one, sizeof(one), "%.*s", (int)len, s);
+				v = parse_size(one);
+				if (!(v >= 1 << 16)) {
+					usage(stderr);
+					return 64;
+				}
+				c.ckpt[c.nckpt++] = (uint64_t)v;
+				s += len;
+				if (*s == ',')
+					s++;
+			}
+			break;
+		}
 		case 'S': c.seed = strtoull(optarg, NULL, 0); break;
 		case 'W':
 			if (!strcmp(optarg, "update")) c.wl = W_UPDATE;
@@ -1858,6 +1925,7 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "doublewrite")) c.gc_protect = UT_PROTECT_DOUBLEWRITE;
 			else if (!strcmp(optarg, "unsafe")) c.gc_protect = UT_PROTECT_UNSAFE;
 			else if (!strcmp(optarg, "atomic")) c.gc_protect = UT_PROTECT_ATOMIC;
+			else if (!strcmp(optarg, "fullpage")) c.gc_protect = UT_PROTECT_FULLPAGE;
 			else if (!strcmp(optarg, "auto")) c.gc_protect = UT_PROTECT_AUTO;
 			else { usage(stderr); return 64; }
 			break;
@@ -1955,10 +2023,12 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (int round = c.warm_round ? 0 : 1; round <= c.rounds; round++)
 		for (int ti = 0; ti < c.nthreads; ti++)
-			for (int i = 0; i < nsys; i++) {
+			for (int i = 0, ci = 0; i < nsys; ci = 0, i++)
+			for (; ci < (list[i]->family == 0 && c.nckpt ? c.nckpt : 1); ci++) {
 				const struct sysdef *d = list[i];
 				struct result r;
-				char name[64];
+				char name[64], label[64], key[64];
+				struct cfg cc = c;
 
 				snprintf(name, sizeof(name), "durable-run.%s", family_file[d->family]);
 				path_of(&c, name, p, sizeof(p));
@@ -1971,10 +2041,21 @@ int main(int argc, char **argv)
 					perror("copy");
 					return 1;
 				}
-				run_child(&c, d, p, c.threads[ti], &r);
-				print_row(d->name, round, c.threads[ti], &r);
+				snprintf(label, sizeof(label), "%s", d->name);
+				snprintf(key, sizeof(key), "%s", d->key);
+				if (d->family == 0 && c.nckpt) {
+					char sz[32];
+
+					cc.ckpt_bytes = c.ckpt[ci];
+					fmt_size(sz, sizeof(sz), cc.ckpt_bytes);
+					snprintf(label, sizeof(label), "%s ckpt=%s", d->key, sz);
+					snprintf(key, sizeof(key), "%s@%s", d->key, sz);
+				}
+				run_child(&cc, d, p, c.threads[ti], &r);
+				note_images(&r);
+				print_row(label, round, c.threads[ti], &r);
 				if (c.csv)
-					print_csv(&c, d->key, round, c.threads[ti], &r);
+					print_csv(&c, key, round, c.threads[ti], &r);
 				fflush(stdout);
 				if (c.wl == W_LOAD || !c.no_copy)
 					remove_db(p);

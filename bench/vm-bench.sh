@@ -18,7 +18,8 @@
 #   w5  90% single gets, 10% durable single puts, data 4x the cache
 # Each run opens the preloaded files themselves (bench_durable --no-copy:
 # copies through the throttled disk would cost more than the runs), cold.
-# for the systems untorn atomic, doublewrite (forced), unsafe, SQLite (WAL,
+# for the systems untorn atomic, doublewrite (forced), fullpage (page
+# images in the log), unsafe, SQLite (WAL,
 # 16 KiB pages, synchronous=FULL), LMDB (durable commits), RocksDB (WAL,
 # sync=true), in interleaved rounds (bench_durable --rounds).
 #
@@ -34,12 +35,19 @@
 #
 # usage: bench/vm-bench.sh [--quick] [options]
 #   --quick            CI/demo form: profile plp, w1 only, systems atomic,
-#                      doublewrite, unsafe, sqlite, 3 rounds (~7 min)
+#                      doublewrite, fullpage, unsafe, sqlite, 3 rounds
+#                      (~9 min)
 #   --profiles LIST    plp,flush (default both; --quick: plp)
 #   --workloads LIST   for the first profile (default 1,2,3,4,5; --quick: 1)
 #   --flush-workloads LIST  for the flush profile (default 1)
-#   --systems LIST     default atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb
-#   --flush-systems LIST  for the flush profile (default the first four)
+#   --systems LIST     default atomic,doublewrite,fullpage,unsafe,sqlite,lmdb,
+#                      rocksdb
+#   --flush-systems LIST  for the flush profile (default the first five)
+#   --ckpt-sweep LIST  w1 runs every untorn system once per checkpoint
+#                      interval in LIST (log bytes between checkpoints,
+#                      bench_durable --ckpt-sweep, e.g. 1M,4M,16M,64M;
+#                      rows "MODE@SIZE"): where fullpage and doublewrite
+#                      cross
 #   --rounds N         rounds of w1 (default 5; --quick 3), after a round 0
 #                      that is run and logged but not counted (each system's
 #                      first run after the preload runs slower, in -dw
@@ -56,7 +64,7 @@
 #                      ext4bigalloc: 4 KiB blocks, 16 KiB clusters; ext4:
 #                      4 KiB blocks, no atomic unit) runs profile plp,
 #                      workload 1, as profile "plp-FS", with --fs-systems
-#   --fs-systems LIST  default atomic,doublewrite,unsafe,sqlite (ext4:
+#   --fs-systems LIST  default atomic,doublewrite,fullpage,unsafe,sqlite (ext4:
 #                      without atomic)
 #   --out DIR          results (default bench/results): NAME.csv, NAME.txt
 #                      (summary), NAME.log (guest output), NAME-*.png
@@ -70,9 +78,9 @@ VM=$ROOT/kernel-series/vm
 . "$VM/config.sh"
 
 quick=0
-profiles="" workloads="" flush_wl=1 systems="" flush_sys=atomic,doublewrite,unsafe,sqlite rounds="" rounds_other=3
+profiles="" workloads="" flush_wl=1 systems="" flush_sys=atomic,doublewrite,fullpage,unsafe,sqlite rounds="" rounds_other=3
 secs=8 secs1="" warm=3 bps=1500000 iops=1000 out=$ROOT/bench/results name="" kernel=${KERNEL:-}
-fslist=xfs16k fs_systems=atomic,doublewrite,unsafe,sqlite
+fslist=xfs16k fs_systems=atomic,doublewrite,fullpage,unsafe,sqlite ckpt_sweep=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -93,18 +101,19 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--name) name=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
-	-h | --help) sed -n '2,65p' "$0"; exit 0 ;;
+	--ckpt-sweep) ckpt_sweep=$2; shift ;;
+	-h | --help) sed -n '2,72p' "$0"; exit 0 ;;
 	*) echo "vm-bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 if [ $quick = 1 ]; then
-	: "${profiles:=plp}" "${workloads:=1}" "${systems:=atomic,doublewrite,unsafe,sqlite}"
+	: "${profiles:=plp}" "${workloads:=1}" "${systems:=atomic,doublewrite,fullpage,unsafe,sqlite}"
 	: "${rounds:=3}" "${name:=vm-bench-quick}" "${secs1:=12}"
 fi
 : "${secs1:=15}"
 : "${profiles:=plp,flush}" "${workloads:=1,2,3,4,5}" "${rounds:=5}" "${name:=vm-bench}"
-: "${systems:=atomic,doublewrite,unsafe,sqlite,lmdb,rocksdb}"
+: "${systems:=atomic,doublewrite,fullpage,unsafe,sqlite,lmdb,rocksdb}"
 WORK=$UNTORN_VM_DIR/vmbench
 mkdir -p "$WORK" "$out"
 t_start=$(date +%s)
@@ -155,7 +164,8 @@ guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS FS
 	for w in ${1//,/ }; do
 		local args r=$3 t=$secs
 		case $w in
-		1) args="-W update -s 8M -c 2 --warm-round"; r=$2 t=$secs1 ;;
+		1) args="-W update -s 8M -c 2 --warm-round${ckpt_sweep:+ --ckpt-sweep $ckpt_sweep}"
+		   r=$2 t=$secs1 ;;
 		2) args="-W update -s 8M -c 2 --threads 4,16" ;;
 		3) args="-W update -s 4M -c 16" ;;
 		4) args="-W load -s 8M -c 2 -b 1000" ;;
@@ -239,7 +249,7 @@ done
 say "summary"
 {
 	echo "vm-bench: $stamp, commit $commit$dirty, kernel $(basename "$kernel"), QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') TCG"
-	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")(profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
+	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")$([ -z "$ckpt_sweep" ] || echo "--ckpt-sweep $ckpt_sweep ")(profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
 	echo "device model: NVMe; filesystems $fslist (profiles plp and flush on $first_fs; plp-FS on FS); throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (host load average at the end; 2 host cores shared with other jobs: rates are emulated and noisy)"
 	echo

@@ -50,7 +50,7 @@ END {
 }' "$csv" >"$tmp/agg.csv"
 # agg: 1 profile 2 wl 3 system 4 threads 5 med 6 min 7 max 8 p50 9 p99 10 p999 11 devKiB 12 pgKiB 13 dwKiB 14 lgKiB
 
-order="atomic doublewrite unsafe sqlite lmdb rocksdb"
+order="atomic doublewrite fullpage unsafe sqlite lmdb rocksdb"
 # profiles in the order of the CSV: all of them, those with workload 1 (1
 # thread) and those with workload 2
 profiles=$(awk -F, '{print $1}' "$tmp/agg.csv" | awk '!s[$0]++' | tr '\n' ' ')

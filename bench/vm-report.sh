@@ -19,7 +19,7 @@ function mn(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; 
 function mx(s,    a, n, i, m) { n = split(s, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0; return m }
 function kib(x) { return sprintf("%.1f", x / 1024) }
 BEGIN {
-	nsys = split("atomic doublewrite unsafe sqlite lmdb rocksdb raw", sysorder, " ")
+	nsys = split("atomic doublewrite fullpage unsafe sqlite lmdb rocksdb raw", sysorder, " ")
 	nwl = split("ceiling w1 w2 w3 w4 w5", wlorder, " ")
 	wlname["ceiling"] = "ceiling: raw 16 KiB RWF_ATOMIC + fdatasync"
 	wlname["w1"] = "1: durable updates, data 4x cache"
@@ -34,6 +34,7 @@ NR == 1 || ($3 == 0 && $5 != "raw") { next }	# header; round 0 = warm-up round, 
 	if (!(p in seenp)) { seenp[p] = 1; plist[++np] = p }
 	k = p SUBSEP w SUBSEP s SUBSEP t
 	if (!(k in n)) { n[k] = 0; seent[p SUBSEP w SUBSEP t] = 1; if (!((w SUBSEP t) in tseen)) { tseen[w SUBSEP t] = 1; tl[w] = tl[w] " " t } }
+	if (s ~ /@/ && !((p SUBSEP w SUBSEP s SUBSEP t) in swseen)) { swseen[k] = 1; swk[++nsw] = k; swp[nsw] = p; sww[nsw] = w; sws[nsw] = s; swt[nsw] = t }
 	if ($7 + 0 == 0) { na[k] = $23; next }
 	n[k]++
 	ops[k] = ops[k] " " $10; p50[k] = p50[k] " " $11; p99[k] = p99[k] " " $12; p999[k] = p999[k] " " $13
@@ -65,6 +66,21 @@ END {
 				(s == "lmdb" || s == "rocksdb" || s == "raw") ? "-" : kib(pg[k] / c),
 				(s == "lmdb" || s == "rocksdb" || s == "raw") ? "-" : kib(dw[k] / c),
 				(s == "lmdb" || s == "rocksdb" || s == "raw") ? "-" : kib(lg[k] / c), rss[k] / 1024, 100 * med(cpu[k])
+		}
+	}
+	if (nsw) {
+		print ""
+		print "## Checkpoint-interval sweep (untorn systems, one run per interval: MODE@SIZE = log bytes between checkpoints)"
+		print ""
+		print "| profile | workload | system | interval | thr | rounds | ops/s median | p99 µs | device KiB/commit | page KiB/c | dw KiB/c | log KiB/c | flushes/commit |"
+		print "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for (i = 1; i <= nsw; i++) {
+			k = swk[i]; split(sws[i], nm, "@")
+			if (!n[k]) { printf "| %s | %s | %s | %s | %s | 0 | %s |\n", swp[i], wlname[sww[i]], nm[1], nm[2], swt[i], na[k]; continue }
+			c = com[k] ? com[k] : 1
+			printf "| %s | %s | %s | %s | %s | %d | %.0f | %.0f | %s | %s | %s | %s | %.3f |\n",
+				swp[i], wlname[sww[i]], nm[1], nm[2], swt[i], n[k], med(ops[k]), med(p99[k]),
+				kib(dwb[k] / c), kib(pg[k] / c), kib(dw[k] / c), kib(lg[k] / c), dfl[k] / c
 		}
 	}
 	print ""

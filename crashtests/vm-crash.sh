@@ -2,7 +2,7 @@
 # vm-crash.sh - kill the untorn VM mid-write, many times, and check every
 # recovery against an SQLite oracle (issue 12).
 #
-# usage: crashtests/vm-crash.sh --mode atomic|doublewrite|unsafe|all --kills N
+# usage: crashtests/vm-crash.sh --mode atomic|doublewrite|fullpage|unsafe|all --kills N
 #            [--fs xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt] [--seed S] [--jobs J]
 #            [--iops N] [--threads N] [--cache BYTES] [--out DIR] [--aid-check]
 #            [--quiet]
@@ -28,8 +28,9 @@
 # drives under test (throttling.iops-write=N, --iops, default 100; not
 # the oracle's), so writes are in flight when the kill lands.
 #
-# Verdicts: atomic and doublewrite must have zero violations (a tear there
-# is one too); doublewrite must repair torn pages in at least one cycle;
+# Verdicts: atomic, doublewrite and fullpage must have zero violations (a
+# tear there is one too); doublewrite and fullpage (from the page images in
+# its log) must repair torn pages in at least one cycle;
 # unsafe (the negative control) must show torn pages -- a checksum failure
 # at open, in ut_check or in the scan -- in at least UNSAFE_MIN_SHARE
 # (default 0.1) of its cycles and in at least one, else the pass FAILS
@@ -48,7 +49,9 @@
 # script never builds a kernel), UNTORN_VM_DIR (default /var/tmp/untorn-vm),
 # UNSAFE_MIN_SHARE, EXTEND, WARMUP, CKPT_MIN/CKPT_MAX, KILL_PLAN
 # (mixed|event|timed), EVENT_SHARE, EVENT_LINES, EVENT_LEAD_MS,
-# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash).
+# EVENT_DELAY_MS, THROTTLE_FROM (ready|boot), BUILD_DIR (build-crash),
+# PLANT=noimage (with --mode fullpage: the planted bug, no page images
+# logged, so torn pages cannot be repaired; such a pass must FAIL).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -89,16 +92,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$modes" ] && [ -n "$kills" ] || usage
+# (all: the three modes of the CI pass; fullpage is asked for by name)
 [ "$modes" = all ] && modes="atomic doublewrite unsafe"
 for m in $modes; do
-	case $m in atomic|doublewrite|unsafe) ;; *) echo "vm-crash.sh: bad mode $m" >&2; usage ;; esac
+	case $m in atomic|doublewrite|fullpage|unsafe) ;; *) echo "vm-crash.sh: bad mode $m" >&2; usage ;; esac
 done
 case $fs in xfs16k|xfs4k|ext4|ext4bigalloc|xfsrt) ;; *) echo "vm-crash.sh: bad fs $fs" >&2; usage ;; esac
 [[ $kills =~ ^[0-9]+$ ]] && [ "$kills" -ge 1 ] || usage
 [[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || usage
 seed=${seed:-$(( (RANDOM << 15) | RANDOM ))}
 UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
-# required: a pass without its controls (unsafe tears, doublewrite repairs)
+# required: a pass without its controls (unsafe tears, doublewrite and fullpage repairs)
 # FAILS.  reported (the demo): they are counted and printed, not required.
 # --ci requires them, one at least (UNSAFE_MIN_SHARE=0: a share needs more
 # cycles than a short pass has): at the 25-33% of unsafe cycles that tore
@@ -115,7 +119,9 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # Requests per page of a cleaner batch, which the throttle serves one per
 # 1/iops s: unsafe writes 16 KiB in place (4 requests of max_sectors_kb=4),
 # doublewrite its copy first (4, skipped: a kill there tears no page in
-# place) and then in place (4), atomic one RWF_ATOMIC request (1).  An
+# place) and then in place (4), fullpage in place as unsafe (4: its page
+# images went to the log with their commits), atomic one RWF_ATOMIC
+# request (1).  An
 # event kill lands uniformly within the batch's in-place writes, which
 # start EVENT_LEAD_MS after the line (plus the copies): the batch first
 # makes the log durable up to its pages (the WAL rule: commits of other
@@ -123,7 +129,7 @@ EVENT_LINES=${EVENT_LINES:-flush}      # lines that may trigger an event kill (a
 # batch, read raw after the kill, against the kill's delay).
 EVENT_LEAD_MS=${EVENT_LEAD_MS:-200}
 THROTTLE_FROM=${THROTTLE_FROM:-ready}  # ready | boot: see disk_args below
-req_per_page() { case $1 in unsafe) echo 4 ;; doublewrite) echo 4 ;; *) echo 1 ;; esac; }
+req_per_page() { case $1 in unsafe|doublewrite|fullpage) echo 4 ;; *) echo 1 ;; esac; }
 req_skipped() { case $1 in doublewrite) echo 4 ;; *) echo 0 ;; esac; }
 out=${out:-$UNTORN_VM_DIR/crash/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -285,6 +291,7 @@ run_job() {
 		[ "$THROTTLE_FROM" = ready ] && gargs+=(--throttle-wait "$throttle_ms")
 		((have)) && gargs+=(--acked "$acked" --started "$started")
 		((last)) && gargs+=(--verify-only)
+		[ "${PLANT:-}" = noimage ] && [ "$mode" = fullpage ] && gargs+=(--plant noimage)
 		local pidf=$dir/qemu.pid killf=$dir/killed
 		rm -f "$pidf" "$killf"
 		local t0 tready=0 events=0 tlast_event="" ready=0 verdict_line="" tverdict=0
@@ -406,8 +413,8 @@ run_job() {
 				"$(cut -c1-150 <<<"$verdict_line")" >&2
 			case $mode:$verdict_line in
 			unsafe:"verdict tear "*) controls=$((controls + 1)) ;;
-			doublewrite:*" torn_repaired=0 "*) ;;
-			doublewrite:"verdict ok "*) controls=$((controls + 1)) ;;
+			doublewrite:*" torn_repaired=0 "*|fullpage:*" torn_repaired=0 "*) ;;
+			doublewrite:"verdict ok "*|fullpage:"verdict ok "*) controls=$((controls + 1)) ;;
 			esac
 			# a tear or a violation: the guest started afresh
 			case $verdict_line in "verdict ok "*) ;; *) have=0 ;; esac
@@ -530,7 +537,7 @@ for mode in $modes; do
 		if (n < want) { ok = 0; why = why sprintf(" only %d of %d cycles ran;", n, want) }
 		if (mode != "unsafe" && viol + tear > 0) { ok = 0; why = why sprintf(" %d violations, %d tears;", viol, tear) }
 		cok = 1; cwhy = ""
-		if (mode == "doublewrite" && repc == 0) { cok = 0; cwhy = " no torn page repaired in any cycle;" }
+		if ((mode == "doublewrite" || mode == "fullpage") && repc == 0) { cok = 0; cwhy = " no torn page repaired in any cycle;" }
 		if (mode == "unsafe") {
 			need = n * minshare; if (need < 1) need = 1
 			if (tear < need) { cok = 0; cwhy = sprintf(" negative control: torn pages in %d of %d cycles, need >= %g;", tear, n, need) }

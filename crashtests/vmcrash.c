@@ -6,6 +6,7 @@
  *   vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A] [--started T]
  *           [--threads N] [--cache BYTES] [--ckpt-every C] [--txns N]
  *           [--max-secs S] [--warmup W] [--verify-only] [--throttle-wait MS]
+ *           [--plant noimage]
  *
  *   1. Check (skipped when DB does not exist yet): open DB (recovery), read
  *      ut_stats (torn_repaired, corrupt_pages), ut_check, then compare the
@@ -44,6 +45,8 @@
  *      work, not evidence); before "ready", print "throttle" and write
  *      16 KiB probes (O_DIRECT|O_DSYNC, file DB-dir/throttle-probe) until
  *      one takes MS or more, i.e. the throttle is on (exit 3 after 20 s).
+ *      --plant noimage: fullpage logs no page images (the planted bug the
+ *      kills must catch: a torn page then cannot be repaired).
  *
  * Transaction n is a function of (seed, epoch, n) only: single-key puts,
  * multi-key puts, overwrites of a hot key set, deletes, mixed put/delete;
@@ -68,6 +71,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
+
+#include "pager.h" /* ut_pager_sabotage_images: --plant noimage */
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -847,7 +852,7 @@ static int diag(const char *path, ut_options *o, uint64_t epoch, uint64_t upto)
 
 static int parse_protect(const char *s)
 {
-	for (int p = UT_PROTECT_AUTO; p <= UT_PROTECT_UNSAFE; p++)
+	for (int p = UT_PROTECT_AUTO; p <= UT_PROTECT_FULLPAGE; p++)
 		if (!strcmp(s, ut_protect_name(p)))
 			return p;
 	fprintf(stderr, "vmcrash: unknown mode %s\n", s);
@@ -860,7 +865,7 @@ static int usage(void)
 		"usage: vmcrash cycle DB ORACLE --protect MODE --seed S [--acked A]\n"
 		"               [--started T] [--threads N] [--cache BYTES]\n"
 		"               [--ckpt-every C] [--txns N] [--max-secs S] [--warmup W]\n"
-		"               [--verify-only] [--throttle-wait MS]\n"
+		"               [--verify-only] [--throttle-wait MS] [--plant noimage]\n"
 		"       vmcrash refuse DB --protect MODE\n");
 	return 64;
 }
@@ -925,6 +930,8 @@ int main(int argc, char **argv)
 			c.max_secs = atof(v);
 		else if (!strcmp(a, "--throttle-wait"))
 			c.throttle_wait_ms = atof(v);
+		else if (!strcmp(a, "--plant") && !strcmp(v, "noimage"))
+			ut_pager_sabotage_images = 1; /* the planted bug: must fail */
 		else
 			return usage();
 	}

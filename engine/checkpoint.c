@@ -50,6 +50,9 @@ static void ckpt_request(ut_pager *p)
 	ut_st32(h + UT_META_VERSION, ut_meta_format(h));
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
+	/* from here every page's next change is its first since this
+	 * checkpoint's redo point: logged whole in fullpage mode */
+	__atomic_store_n(&p->fpi_redo, redo, __ATOMIC_RELEASE);
 	p->ckpt_pending = 1;
 	p->ckpt_req++;
 }

@@ -160,7 +160,9 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 		initial = page_max;
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
-	rc = ut_log_open(vfs, path, initial + 1, &db->log, &existed);
+	rc = ut_log_open(vfs, path, initial + 1,
+			 ut_pager_protect(p) == UT_PROTECT_FULLPAGE, &db->log,
+			 &existed);
 	if (rc)
 		goto out;
 	ut_wal_require_end(ut_log_wal(db->log), ut_pager_header_max_lsn(p),
@@ -771,6 +773,7 @@ static void stats_of(ut_db *db, ut_stats *st)
 	st->snapshot_versions = ss.versions;
 	st->snapshot_bytes = ss.version_bytes;
 	st->snapshot_dropped = ss.dropped;
+	st->page_images = c->page_images;
 }
 
 /* At most size bytes: a caller built against an older header has a

@@ -14,6 +14,7 @@ static const struct ut_flusher_ops *const strategies[] = {
 	&ut_flush_atomic_ops,
 	&ut_flush_doublewrite_ops,
 	&ut_flush_unsafe_ops,
+	&ut_flush_fullpage_ops,
 };
 
 const char *ut_protect_name(int protect)
@@ -23,6 +24,7 @@ const char *ut_protect_name(int protect)
 	case UT_PROTECT_ATOMIC: return "atomic";
 	case UT_PROTECT_DOUBLEWRITE: return "doublewrite";
 	case UT_PROTECT_UNSAFE: return "unsafe";
+	case UT_PROTECT_FULLPAGE: return "fullpage";
 	default: return "unknown";
 	}
 }
@@ -84,7 +86,7 @@ int ut_flusher_create(int protect, ut_vfs *vfs, const char *path,
 		} else {
 			return rc;
 		}
-	} else if (protect >= UT_PROTECT_ATOMIC && protect <= UT_PROTECT_UNSAFE) {
+	} else if (protect >= UT_PROTECT_ATOMIC && protect <= UT_PROTECT_FULLPAGE) {
 		ops = builtin(protect);
 		if (!ops) {
 			ut_set_errdetail("%s: protection mode %s is not built in",

@@ -15,6 +15,10 @@
  *  - doublewrite (flush_doublewrite.c): copy the batch to
  *                PATH "-dw", sync it, then in place, sync; ops->recover
  *                restores torn pages at open.
+ *  - fullpage    (flush_fullpage.c): in place, no copy; log_images asks
+ *                the pager to log each page's first change after a
+ *                checkpoint as a whole image, and redo repairs a torn
+ *                page from it.
  *
  * The strategies are plain (strong) symbols in a table in flush.c, so a
  * static link (libuntorn.a) always pulls them in.  (They used to be weak
@@ -50,6 +54,7 @@ typedef struct ut_io_counters {
 				  * bound (not in ut_stats) */
 	uint64_t prefetches;     /* pages redo asked the OS to read ahead
 				  * (not in ut_stats) */
+	uint64_t page_images;    /* whole-page images logged (fullpage) */
 } ut_io_counters;
 
 /* The counters are bumped by whoever does the I/O (the page cleaner under
@@ -100,8 +105,13 @@ typedef struct ut_flush_page {
 typedef struct ut_flusher ut_flusher;
 
 struct ut_flusher_ops {
-	const char *name; /* "unsafe", "atomic", "doublewrite" */
+	const char *name; /* "unsafe", "atomic", "doublewrite", "fullpage" */
 	int protect;      /* enum ut_protect value this strategy implements */
+	/* 1: the strategy relies on the log for torn pages: a page's first
+	 * change after each checkpoint request goes to the log whole (an
+	 * image), so the WAL rule makes the image durable before the page
+	 * is written in place. */
+	int log_images;
 	/* Can this strategy run on this data file?  UT_OK or UT_ENOTSUP (with
 	 * ut_set_errdetail saying why).  NULL = always. */
 	int (*probe)(ut_vfs *vfs, ut_file *data, const char *path);
@@ -154,5 +164,6 @@ int ut_flush_sync_data(ut_flusher *fl, ut_file *data);
 extern const struct ut_flusher_ops ut_flush_unsafe_ops;
 extern const struct ut_flusher_ops ut_flush_atomic_ops;
 extern const struct ut_flusher_ops ut_flush_doublewrite_ops;
+extern const struct ut_flusher_ops ut_flush_fullpage_ops;
 
 #endif /* UT_FLUSH_H */

@@ -501,9 +501,28 @@ static struct pver **new_versions(ut_pager *p, size_t n)
 /* The log hook runs without the pool mutex: the private copies are the
  * writer's and the committed versions never change, so readers and the
  * cleaner go on while the commit's records are appended. */
+int ut_pager_sabotage_images;
+
+/* Does f's change go to the log whole?  With a log_images strategy, when
+ * it is the page's first since the latest checkpoint request (its
+ * committed LSN at or below that redo point, or the page new): the
+ * recovery that may find it torn starts at or below that point, and
+ * finds the image before any delta of the page (flush_fullpage.c).  Page
+ * 0 never: it cannot tear (untorn.h, "Full-page images"). */
+static int needs_image(ut_pager *p, const struct frame *f)
+{
+	if (!p->fl->ops->log_images || f->pg.pgno == 0 ||
+	    __atomic_load_n(&ut_pager_sabotage_images, __ATOMIC_RELAXED))
+		return 0;
+	return !f->cur || ut_page_lsn(f->cur->pg.data) <=
+		__atomic_load_n(&p->fpi_redo, __ATOMIC_ACQUIRE);
+}
+
 static int log_txn(ut_pager *p, int sync, uint64_t *lsn)
 {
 	ut_log_page *lp = realloc(p->logpages, p->ntx * sizeof(*lp));
+	uint64_t images = 0;
+	int rc;
 
 	if (!lp)
 		return UT_ENOMEM;
@@ -515,11 +534,16 @@ static int log_txn(ut_pager *p, int sync, uint64_t *lsn)
 		lp[i].pre = f->cur ? f->cur->pg.data : NULL;
 		lp[i].post = f->pg.data;
 		lp[i].touched = f->touched;
+		lp[i].image = needs_image(p, f);
+		images += (uint64_t)lp[i].image;
 		check_touched(f);
 	}
 	/* The hook appends; durability (sync) is the caller's business
 	 * outside the writer lock (group commit). */
-	return p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, lsn);
+	rc = p->hooks.log_commit(p->hooks.ctx, lp, p->ntx, sync, lsn);
+	if (rc == UT_OK && images)
+		ut_ctr_add(&p->ctr.page_images, images);
+	return rc;
 }
 
 int ut_pager_commit(ut_pager *p, int sync)

@@ -28,7 +28,7 @@ static int add_delta(ut_log *lg, size_t *n, uint32_t pgno, uint32_t off,
 		lg->d = nd;
 		lg->capd = c;
 	}
-	lg->d[(*n)++] = (ut_wal_delta){ pgno, off, len, post + off };
+	lg->d[(*n)++] = (ut_wal_delta){ pgno, off, len, post + off, 0 };
 	return UT_OK;
 }
 
@@ -109,6 +109,12 @@ static int diff_page(ut_log *lg, size_t *n, const ut_log_page *pg)
 	uint64_t t = pg->pre ? pg->touched : ~0ull;
 	int rc;
 
+	if (pg->image) { /* the page whole: one IMAGE record */
+		if ((rc = add_delta(lg, n, pg->pgno, 0, UT_PAGE_SIZE, pg->post)))
+			return rc;
+		lg->d[*n - 1].image = 1;
+		return UT_OK;
+	}
 	if ((t & 1) && (rc = diff_range(lg, n, pg->pgno, pre, pg->post, 4, 8)))
 		return rc;
 	while (t) {
@@ -191,9 +197,10 @@ static int hook_ckpt_done(void *ctx, uint64_t redo_lsn)
 }
 
 int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
-		ut_log **out, int *existed)
+		int images, ut_log **out, int *existed)
 {
-	ut_wal_config cfg = { .initial_lsn = initial_lsn, .direct = 1 };
+	ut_wal_config cfg = { .initial_lsn = initial_lsn, .direct = 1,
+			      .images = images };
 	size_t len = strlen(dbpath);
 	ut_log *lg;
 	int rc;
@@ -243,6 +250,8 @@ fail:
 
 static int apply(void *ctx, uint64_t lsn, const ut_wal_delta *d)
 {
+	if (d->image)
+		return ut_pager_redo_image(ctx, lsn, d->pgno, d->data);
 	return ut_pager_redo(ctx, lsn, d->pgno, d->offset, d->len, d->data);
 }
 

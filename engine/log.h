@@ -4,6 +4,10 @@
  * and checkpoints reach the log, and recovery replays the log into the
  * pager.  Engine-internal.
  *
+ * Images: a page marked image (the fullpage strategy's first change after
+ * a checkpoint) is logged whole, one IMAGE record, instead of its deltas;
+ * recovery hands it to ut_pager_redo_image.
+ *
  * Deltas: for each page of a committing transaction, the byte ranges where
  * the post-image differs from the pre-image (a new page: from zeroes),
  * skipping the page header's CRC (bytes 0..3) and LSN (8..15), which are
@@ -29,9 +33,10 @@
 typedef struct ut_log ut_log;
 
 /* Open PATH "-wal" on vfs.  initial_lsn: first LSN if the log is created.
- * *existed tells whether the file was there before. */
+ * images: commits will log page images (ut_log_page.image; the log's
+ * format 2).  *existed tells whether the file was there before. */
 int ut_log_open(ut_vfs *vfs, const char *dbpath, uint64_t initial_lsn,
-		ut_log **out, int *existed);
+		int images, ut_log **out, int *existed);
 /* Replay committed transactions from redo_lsn (0: log start) into the
  * pager (ut_pager_redo_*), then raise the pager's LSN to the log's end. */
 int ut_log_recover(ut_log *lg, ut_pager *p, uint64_t redo_lsn,

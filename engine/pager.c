@@ -189,6 +189,32 @@ static void init_meta(uint8_t *m, int mode)
  * cut short only if page 1 is missing, zero or that empty root, and no log
  * exists; anything else held data (a zeroed header is damage).  page0 holds
  * the first page as read (zero-filled past the end).  Sets p->page1_untorn. */
+/* b (page 1 as read, zeros past the file's end) is creation's write of
+ * the new empty root, maybe in part: each 4 KiB sector zeros or that
+ * sector of the root.  A mode without a copy (fullpage, unsafe) can leave
+ * it torn so when the power goes before the header is written: nothing
+ * was ever committed.  A root that held keys differs in its first sector
+ * (slot count, LSN). */
+static int part_of_new_root(const uint8_t *b)
+{
+	uint8_t *r = ut_io_alloc(UT_PAGE_SIZE);
+	int part = 1;
+
+	if (!r)
+		return 0;
+	ut_page_init(r, 1, UT_PT_LEAF);
+	ut_page_seal(r);
+	for (size_t s = 0; s < UT_PAGE_SIZE && part; s += 4096) {
+		int zero = 1;
+
+		for (size_t i = s; i < s + 4096 && zero; i++)
+			zero = !b[i];
+		part = zero || !memcmp(b + s, r + s, 4096);
+	}
+	free(r);
+	return part;
+}
+
 static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
 			   uint64_t size, int *never)
 {
@@ -211,7 +237,8 @@ static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
 		goto out;
 	if (!ut_page_is_zero(b) &&
 	    !(p->page1_untorn && ut_page_type(b) == UT_PT_LEAF &&
-	      ut_page_nslots(b) == 0 && ut_page_lsn(b) == 0))
+	      ut_page_nslots(b) == 0 && ut_page_lsn(b) == 0) &&
+	    !part_of_new_root(b))
 		goto out;
 	wpath = malloc(strlen(path) + sizeof(UT_WAL_SUFFIX));
 	if (!wpath) {
@@ -654,6 +681,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	if ((rc = adopt_meta(p, mf)))
 		goto fail;
 	p->durable_pages = ut_ld32(mf->pg.data + UT_META_PAGECOUNT);
+	p->fpi_redo = ut_pager_redo_lsn(p);
 	free(dwpath);
 	*out = p;
 	return UT_OK;

@@ -198,6 +198,9 @@ typedef struct ut_log_page {
 	const void *pre;  /* content before the transaction; NULL: new page */
 	const void *post; /* content at commit (LSN field not yet stamped) */
 	uint64_t touched; /* UT_TOUCH_BLOCKs where post may differ from pre */
+	int image;        /* log post whole (the strategy's log_images: the
+			   * page's first change since the latest checkpoint
+			   * request), not its deltas */
 } ut_log_page;
 
 typedef struct ut_log_hooks {
@@ -440,6 +443,17 @@ void ut_pager_set_hooks(ut_pager *p, const ut_log_hooks *hooks);
 int ut_pager_redo_begin(ut_pager *p);
 int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		  uint32_t len, const void *data);
+/* A whole page image logged by the transaction of commit LSN lsn: the
+ * page becomes img whatever the data file holds (a page there failing its
+ * checksum was torn: counted in torn_repaired); the deltas after it apply
+ * on top.  img's own page number must be pgno, and it is checked whole
+ * like any page (UT_ECORRUPT naming the LSN).  Page 0 is never imaged. */
+int ut_pager_redo_image(ut_pager *p, uint64_t lsn, uint32_t pgno,
+			const void *img);
+/* Tests only: nonzero plants a bug, the pager logs no page image (deltas
+ * instead) in a mode whose strategy needs them; the crash tests must
+ * catch it.  Process-wide. */
+extern int ut_pager_sabotage_images;
 int ut_pager_redo_end(ut_pager *p);
 /* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
  * not refuse, else its code, which the redo call that needed the write

@@ -207,6 +207,11 @@ struct ut_pager {
 	 * ckpt), then run by the cleaner or the caller. */
 	int ckpt_pending;
 	uint64_t ckpt_redo, ckpt_req, ckpt_done, checkpoints;
+	/* The redo LSN of the latest checkpoint requested (or, before any,
+	 * the header's): with a log_images strategy, a page whose committed
+	 * LSN is at or below it is logged whole at its next change.  Set
+	 * under the writer's exclusion, read by the writer. */
+	uint64_t fpi_redo;
 	uint32_t ckpt_meta_gen;
 	int ckpt_rc;
 	/* A caller's checkpoint (no cleaner thread) writes with p->mu let go,

@@ -167,8 +167,12 @@ static int redo_finish_txn(ut_pager *p)
 }
 
 /* The frame of pgno as the data file has it (a page beyond the end of the
- * file, or never written -- all zeroes -- is a zero page, LSN 0).  p->mu held. */
-static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
+ * file, or never written -- all zeroes -- is a zero page, LSN 0).  For an
+ * image (image = 1) what the file holds is replaced whole: a page failing
+ * its checksum there is a torn write the image repairs (counted), not an
+ * error; one that passes is still checked against recovery's evidence.
+ * p->mu held. */
+static int redo_get(ut_pager *p, uint32_t pgno, int image, struct frame **out)
 {
 	struct frame *f = pager_hfind(p, pgno);
 	int64_t n;
@@ -189,7 +193,13 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 		n = 0; /* a torn extension: redo rebuilds it whole */
 	if (n < (int64_t)UT_PAGE_SIZE)
 		memset(f->pg.data + n, 0, UT_PAGE_SIZE - (size_t)n);
-	if (pgno < p->durable_pages && ut_page_is_zero(f->pg.data)) {
+	if (image && !ut_page_is_zero(f->pg.data) &&
+	    !ut_page_checksum_ok(f->pg.data)) {
+		ut_ctr_add(&p->ctr.torn_repaired, 1);
+		memset(f->pg.data, 0, UT_PAGE_SIZE);
+	} else if (image && ut_page_is_zero(f->pg.data)) {
+		/* a page lost whole is as good as torn: the image has it */
+	} else if (pgno < p->durable_pages && ut_page_is_zero(f->pg.data)) {
 		/* the last checkpoint wrote this page: zeroes are damage (a
 		 * lost or zeroed block), not a page new since */
 		ut_set_errdetail("%s: page %u: all zeroes (or missing), but the "
@@ -201,6 +211,19 @@ static int redo_get(ut_pager *p, uint32_t pgno, struct frame **out)
 	if (!ut_page_is_zero(f->pg.data) &&
 	    ((rc = ut_page_verify(f->pg.data, pgno, p->path)) != UT_OK ||
 	     (rc = pager_bound_check_read(p, f->pg.data, pgno)) != UT_OK)) {
+		if (rc == UT_ECORRUPT && !ut_page_checksum_ok(f->pg.data) &&
+		    p->last_mode == UT_PROTECT_FULLPAGE) {
+			/* fullpage wrote it in place after imaging it in the
+			 * log, which redo would have met first */
+			char was[256];
+
+			snprintf(was, sizeof(was), "%s", ut_errdetail());
+			ut_set_errdetail("%s; the log has no image of it since the "
+					 "redo start (LSN %llu), which fullpage mode "
+					 "logs before any in-place write of a page: "
+					 "damaged, not torn", was,
+					 (unsigned long long)ut_pager_redo_lsn(p));
+		}
 		ut_ctr_add(&p->ctr.corrupt_pages, 1);
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
@@ -234,7 +257,7 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 		if (lsn > p->lsn)
 			p->lsn = lsn;
 	}
-	rc = redo_get(p, pgno, &f);
+	rc = redo_get(p, pgno, 0, &f);
 	if (rc)
 		goto out;
 	/* The page LSN is the one read from the file: deltas never cover the
@@ -250,6 +273,60 @@ int ut_pager_redo(ut_pager *p, uint64_t lsn, uint32_t pgno, uint32_t off,
 	}
 out:
 	return rc;
+}
+
+int ut_pager_redo_image(ut_pager *p, uint64_t lsn, uint32_t pgno,
+			const void *img)
+{
+	struct frame *f = NULL;
+	int rc;
+
+	if (!p->recovering)
+		return UT_EINVAL;
+	/* The log's checksum passed; what the image claims is checked as a
+	 * page read from a file is (design.md, "Untrusted files"). */
+	if (pgno == 0) {
+		ut_set_errdetail("%s: log image record (transaction of commit LSN "
+				 "%llu): an image of the header page (page 0), "
+				 "which is never imaged", p->path,
+				 (unsigned long long)lsn);
+		return UT_ECORRUPT;
+	}
+	if (ut_page_pgno(img) != pgno) {
+		ut_set_errdetail("%s: log image record (transaction of commit LSN "
+				 "%llu): names page %u but holds page %u",
+				 p->path, (unsigned long long)lsn, pgno,
+				 ut_page_pgno(img));
+		return UT_ECORRUPT;
+	}
+	if (ut_page_check(img, pgno, p->path) != UT_OK) {
+		char d[512];
+
+		snprintf(d, sizeof(d), "%s (the page image a log record holds, in "
+			 "the transaction of commit LSN %llu)", ut_errdetail(),
+			 (unsigned long long)lsn);
+		ut_set_errdetail("%s", d);
+		return UT_ECORRUPT;
+	}
+	if (lsn != p->lsn) {
+		if ((rc = redo_finish_txn(p)))
+			return rc;
+		if (lsn > p->lsn)
+			p->lsn = lsn;
+	}
+	if ((rc = redo_get(p, pgno, 1, &f)))
+		return rc;
+	if (!f->txn) {
+		if ((rc = pager_tx_add(p, f)))
+			return rc;
+		f->txn = 1;
+	}
+	memcpy(f->pg.data, img, UT_PAGE_SIZE);
+	/* older than its transaction, which stamps it at its end: deltas of
+	 * later transactions compare with that */
+	ut_page_set_lsn(f->pg.data, 0);
+	f->dirty = 1;
+	return UT_OK;
 }
 
 int ut_pager_redo_end(ut_pager *p)

@@ -124,8 +124,24 @@
  *
  * Protection: UT_PROTECT_AUTO picks atomic when the data file is O_DIRECT
  * and statx reports an atomic write unit range containing 16384 (on the
- * device's fast path), else doublewrite (never unsafe); ut_stats.protect
- * tells which, ut_protect_reason why.  In atomic mode a page failing its
+ * device's fast path), else doublewrite (never unsafe; fullpage only when
+ * asked by name until the three-way benchmark says when it costs less);
+ * ut_stats.protect tells which, ut_protect_reason why.
+ *
+ * Full-page images (UT_PROTECT_FULLPAGE, PostgreSQL's full_page_writes):
+ * the first change to a page after each checkpoint logs the whole page
+ * (with the commit that changes it), later changes until the next
+ * checkpoint log deltas; pages are written in place with no "-dw" copy.
+ * Recovery rebuilds a torn page from its image and redoes the deltas
+ * after it.  Cost: a commit that touches a page for the first time since
+ * the checkpoint logs 16 KiB for it (ut_stats.page_images), so the log
+ * grows with the number of distinct pages changed per checkpoint
+ * interval; a longer interval means fewer images.  The log written in
+ * this mode has format 2 (builds before fullpage refuse it with
+ * UT_EVERSION).  The header page is not imaged: its fields fit in its
+ * first 4 KiB sector and the rest is zeros in every version, so a write
+ * torn at a sector boundary leaves it old or new (the premise PostgreSQL
+ * makes for pg_control).  In atomic mode a page failing its
  * checksum is corruption: it is counted (corrupt_pages), named in
  * ut_errdetail, and UT_ECORRUPT is returned instead of its data.
  *
@@ -201,7 +217,11 @@ enum ut_protect {
 	UT_PROTECT_AUTO = 0,    /* atomic if statx says the stack can, else double-write */
 	UT_PROTECT_ATOMIC,      /* RWF_ATOMIC in-place page writes; error at open if unsupported */
 	UT_PROTECT_DOUBLEWRITE, /* copy to a double-write file first, then in place */
-	UT_PROTECT_UNSAFE       /* in place, unprotected: crash tests' negative control only */
+	UT_PROTECT_UNSAFE,      /* in place, unprotected: crash tests' negative control only */
+	/* appended in 0.3: */
+	UT_PROTECT_FULLPAGE     /* in place, each page's first change after a
+				 * checkpoint logged whole (see "Full-page
+				 * images" above) */
 };
 
 /* ut_begin flags */
@@ -251,7 +271,9 @@ typedef struct ut_stats {
 	uint64_t dw_page_writes;   /* pages written to the double-write file */
 	uint64_t log_bytes;        /* bytes appended to the write-ahead log */
 	uint64_t syncs;            /* fsync/fdatasync calls issued */
-	uint64_t torn_repaired;    /* torn pages restored from the double-write file at open */
+	uint64_t torn_repaired;    /* torn pages restored at open from the
+				    * double-write file, or (fullpage) from
+				    * their image in the log */
 	uint64_t corrupt_pages;    /* pages found failing their checksum and not repairable */
 	int direct_io;             /* 1: data page writes use O_DIRECT */
 	int uring;                 /* 1: page write batches go through io_uring */
@@ -265,6 +287,8 @@ typedef struct ut_stats {
 	uint64_t snapshot_bytes;    /* their memory */
 	uint64_t snapshot_dropped;  /* versions dropped for the budget
 				     * (snapshot_bytes) since open */
+	uint64_t page_images;       /* whole-page images logged since open
+				     * (fullpage mode; in log_bytes too) */
 } ut_stats;
 
 /* The smallest ut_stats ut_stats_get fills: its size field. */
@@ -562,7 +586,8 @@ UT_API const char *ut_strerror(int rc);
  * Files), which it then reports. */
 UT_API const char *ut_errdetail(void);
 
-/* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe". */
+/* Name of a protection mode: "auto", "atomic", "doublewrite", "unsafe",
+ * "fullpage". */
 UT_API const char *ut_protect_name(int protect);
 
 #ifdef __cplusplus

@@ -271,6 +271,21 @@ static void test_put_get_del(void **state)
 	EXPECT_STATUS(&o, 0);
 	assert_non_null(strstr(o.out, "exists\tno"));
 	out_free(&o);
+	/* fullpage by name: stats counts its page images, info names the
+	 * mode the database last ran in */
+	const char *fp = dbpath("fullpage.db");
+	run(&o, NULL, "--protect", "fullpage", "put", fp, "k", "v", NULL);
+	EXPECT_STATUS(&o, 0);
+	out_free(&o);
+	run(&o, NULL, "--protect", "fullpage", "stats", fp, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "protect\tfullpage\n"));
+	assert_non_null(strstr(o.out, "page_images\t"));
+	out_free(&o);
+	run(&o, NULL, "info", fp, NULL);
+	EXPECT_STATUS(&o, 0);
+	assert_non_null(strstr(o.out, "protect_last\tfullpage\n"));
+	out_free(&o);
 }
 
 static void test_scan(void **state)

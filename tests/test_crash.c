@@ -28,9 +28,12 @@
  *      before every fifth) saw the same snapshot at its end as at its
  *      start, the power cut landing while it is open in some runs.
  *
- * Modes: doublewrite and atomic must show zero violations.  unsafe is the
- * negative control: under the same crashes (TEAR_ALL / RANDOM reboots) the
- * checks must see torn pages at least once, or the test fails.
+ * Modes: doublewrite, atomic and fullpage must show zero violations.
+ * unsafe is the negative control: under the same crashes (TEAR_ALL /
+ * RANDOM reboots) the checks must see torn pages at least once, or the
+ * test fails.  fullpage also runs with a planted bug (no page images
+ * logged: every page is then written in place as unsafe writes it), which
+ * must give violations.
  *
  * Code layout: workload generator (gen_*), runner (run_to_crash), checker
  * (check_*), sweep driver (sweep), then the bad-input tests.
@@ -42,12 +45,17 @@
  *   UT_CRASH_TXNS=n     transactions per workload (default 28)
  *   UT_CRASH_SEED=s     run only seed s   \ together: the one-line
  *   UT_CRASH_POINT=n    run only point n  / reproduction of a violation
- *   UT_CRASH_MODE=m     doublewrite | atomic | unsafe: only that sweep
+ *   UT_CRASH_MODE=m     doublewrite | atomic | unsafe | fullpage: only
+ *                       that sweep
+ *   UT_CRASH_FULLPAGE_SEEDS=n  seeds of the fullpage sweep (default a
+ *                       third of UT_CRASH_SEEDS, rounded up; 24 gives
+ *                       the 10,080-point long form)
  *   UT_CRASH_JOBS=n     worker processes sharing the seeds (default 2)
  *   UT_CRASH_VERBOSE=1  print every crash point
- *   UT_CRASH_SABOTAGE=unsafe|ack   harness self-test: run the protected
- *                       sweeps unprotected, or claim one commit more than
- *                       was acknowledged; the test must then FAIL.
+ *   UT_CRASH_SABOTAGE=unsafe|ack|noimage   harness self-test: run the
+ *                       protected sweeps unprotected, claim one commit
+ *                       more than was acknowledged, or (fullpage) log no
+ *                       page images; the test must then FAIL.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1280,6 +1288,8 @@ static void sweep(int protect, struct tally *ty)
 {
 	const char *only_mode = getenv("UT_CRASH_MODE");
 	long nseeds = env_long("UT_CRASH_SEEDS", 14);
+	if (protect == UT_PROTECT_FULLPAGE)
+		nseeds = env_long("UT_CRASH_FULLPAGE_SEEDS", (nseeds + 2) / 3);
 	long npoints = env_long("UT_CRASH_POINTS", 420);
 	long ntxn = env_long("UT_CRASH_TXNS", 28);
 	long one_seed = env_long("UT_CRASH_SEED", -1);
@@ -1297,6 +1307,8 @@ static void sweep(int protect, struct tally *ty)
 	}
 	if (sab && !strcmp(sab, "unsafe"))
 		run_protect = UT_PROTECT_UNSAFE; /* self-test: must fail */
+	if (sab && !strcmp(sab, "noimage") && protect == UT_PROTECT_FULLPAGE)
+		ut_pager_sabotage_images = 1; /* self-test: must fail */
 	if (protect == UT_PROTECT_UNSAFE)
 		npoints = npoints / 4 + 1; /* the control needs fewer points */
 	/* Seeds are shared out over UT_CRASH_JOBS forked workers (default 2,
@@ -1388,6 +1400,62 @@ static void test_crash_atomic(void **state)
 	assert_int_equal(ty.dry_failed, 0);
 	assert_true(ty.points > 0);
 	assert_int_equal(ty.violations, 0);
+}
+
+/* Full-page images in the log: torn pages are rebuilt by redo; the
+ * tally's torn_repaired counts pages found torn and restored from an
+ * image. */
+static void test_crash_fullpage(void **state)
+{
+	struct tally ty;
+	(void)state;
+	sweep(UT_PROTECT_FULLPAGE, &ty);
+	ut_pager_sabotage_images = 0;
+	assert_int_equal(ty.dry_failed, 0);
+	assert_true(ty.points > 0);
+	assert_int_equal(ty.violations, 0);
+}
+
+/* The planted bug: fullpage logging no page images (deltas instead) must
+ * be caught, as torn pages recovery cannot repair.  One seed, a quarter
+ * of the points. */
+static void test_crash_fullpage_planted(void **state)
+{
+	struct tally ty;
+	char seeds[32], points[32];
+	const char *old_seeds = getenv("UT_CRASH_FULLPAGE_SEEDS");
+	const char *old_points = getenv("UT_CRASH_POINTS");
+	const char *mode = getenv("UT_CRASH_MODE");
+	(void)state;
+	if (getenv("UT_CRASH_SEED") || getenv("UT_CRASH_POINT") ||
+	    (mode && *mode && strcmp(mode, "fullpage"))) {
+		printf("crash[fullpage planted]: skipped (one seed, point or "
+		       "another mode asked for)\n");
+		skip();
+	}
+	snprintf(seeds, sizeof(seeds), "%s", old_seeds ? old_seeds : "");
+	snprintf(points, sizeof(points), "%s", old_points ? old_points : "");
+	setenv("UT_CRASH_FULLPAGE_SEEDS", "1", 1);
+	setenv("UT_CRASH_POINTS", "105", 1);
+	printf("crash[fullpage planted]: no page images logged; VIOLATIONs "
+	       "below are expected\n");
+	ut_pager_sabotage_images = 1;
+	sweep(UT_PROTECT_FULLPAGE, &ty);
+	ut_pager_sabotage_images = 0;
+	if (old_seeds)
+		setenv("UT_CRASH_FULLPAGE_SEEDS", seeds, 1);
+	else
+		unsetenv("UT_CRASH_FULLPAGE_SEEDS");
+	if (old_points)
+		setenv("UT_CRASH_POINTS", points, 1);
+	else
+		unsetenv("UT_CRASH_POINTS");
+	assert_int_equal(ty.dry_failed, 0);
+	printf("crash[fullpage planted]: %llu violations in %llu points\n",
+	       (unsigned long long)ty.violations, (unsigned long long)ty.points);
+	if (ty.violations == 0)
+		fail_msg("planted bug (fullpage without page images) not caught "
+			 "in %llu crash points", (unsigned long long)ty.points);
 }
 
 /* Negative control: without protection the same crashes must show tears,
@@ -1564,6 +1632,8 @@ int main(void)
 		cmocka_unit_test(test_crash_doublewrite),
 		cmocka_unit_test(test_crash_atomic),
 		cmocka_unit_test(test_crash_unsafe_control),
+		cmocka_unit_test(test_crash_fullpage),
+		cmocka_unit_test(test_crash_fullpage_planted),
 		cmocka_unit_test(test_missing_dw_file),
 		cmocka_unit_test(test_foreign_dw_file),
 		cmocka_unit_test(test_enospc_doublewrite),

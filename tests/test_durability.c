@@ -459,6 +459,21 @@ static void test_crash_sweep_doublewrite_cleaner(void **s)
 	sweep(UT_PROTECT_DOUBLEWRITE, 1, 150, 0);
 }
 
+/* fullpage: the page images in the log repair what the random reboots
+ * tear; with the cleaner, checkpoints (every 16 KiB of log) run beside
+ * the commits that decide which change is a page's first since one. */
+static void test_crash_sweep_fullpage(void **s)
+{
+	(void)s;
+	sweep(UT_PROTECT_FULLPAGE, 1, 150, 1);
+}
+
+static void test_crash_sweep_fullpage_cleaner(void **s)
+{
+	(void)s;
+	sweep(UT_PROTECT_FULLPAGE, 1, 150, 0);
+}
+
 /* ---- a checkpoint that starts while the cleaner writes an older copy ---- */
 
 struct gate {
@@ -2062,6 +2077,8 @@ int main(void)
 		cmocka_unit_test(test_crash_sweep_doublewrite),
 		cmocka_unit_test(test_crash_sweep_atomic_cleaner),
 		cmocka_unit_test(test_crash_sweep_doublewrite_cleaner),
+		cmocka_unit_test(test_crash_sweep_fullpage),
+		cmocka_unit_test(test_crash_sweep_fullpage_cleaner),
 		cmocka_unit_test(test_checkpoint_during_batch),
 		cmocka_unit_test(test_unsafe_tears_detected),
 		cmocka_unit_test(test_stale_companions),

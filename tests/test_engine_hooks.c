@@ -264,10 +264,10 @@ static void test_log_diff_rebuilds_pages(void **s)
 	int existed;
 
 	(void)s;
-	assert_int_equal(ut_log_open(vfs, "/db", 1, &lg, &existed), UT_OK);
+	assert_int_equal(ut_log_open(vfs, "/db", 1, 0, &lg, &existed), UT_OK);
 	assert_int_equal(ut_wal_recover(ut_log_wal(lg), 0, NULL, NULL, NULL), UT_OK);
 	for (int t = 0; t < DIFF_TXNS; t++) {
-		ut_log_page pg = { 7, pre[t], post[t], 0 };
+		ut_log_page pg = { 7, pre[t], post[t], 0, 0 };
 
 		for (unsigned i = 0; i < UT_PAGE_SIZE; i++)
 			pre[t][i] = (uint8_t)((seed = seed * 1103515245u + 12345u) >> 16);

@@ -627,7 +627,7 @@ static void test_large_txn_streams(void **state)
 			pool[k][b] = (unsigned char)rng(&seed);
 	for (unsigned i = 0; i < NDELTA; i++)
 		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE,
-				       pool[(i * 7 + i / NPAGES) % POOL] };
+				       pool[(i * 7 + i / NPAGES) % POOL], 0 };
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	append_range(w, 9, 0, 1, 4000, 1, lsns);
 	ut_wal_stats_get(w, &before);
@@ -829,7 +829,7 @@ static void whole_page_deltas(ut_wal_delta *d, unsigned n,
 			      const unsigned char *page)
 {
 	for (unsigned i = 0; i < n; i++)
-		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page };
+		d[i] = (ut_wal_delta){ i % NPAGES, 0, UT_PAGE_SIZE, page, 0 };
 }
 
 /* A full disk while a big transaction's records go out before its COMMIT:

@@ -262,7 +262,7 @@ static void *big_committer(void *arg)
 	static ut_wal_delta d[BIG_DELTAS];
 
 	for (unsigned i = 0; i < BIG_DELTAS; i++)
-		d[i] = (ut_wal_delta){ 100 + i, 0, UT_PAGE_SIZE, page };
+		d[i] = (ut_wal_delta){ 100 + i, 0, UT_PAGE_SIZE, page, 0 };
 	for (int k = 0; k < BIG_TXNS; k++) {
 		uint64_t lsn = 0;
 		int rc;
@@ -449,7 +449,7 @@ static void test_sync_waiting(void **state)
 			   ut_simdisk_vfs(d), PTHREAD_MUTEX_INITIALIZER,
 			   PTHREAD_COND_INITIALIZER, 0 };
 	uint8_t bytes[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	ut_wal_delta delta = { 1, 0, sizeof(bytes), bytes };
+	ut_wal_delta delta = { 1, 0, sizeof(bytes), bytes, 0 };
 	struct flusher_arg a;
 	pthread_t t;
 	uint64_t lsn, seen = 0;

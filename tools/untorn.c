@@ -79,7 +79,7 @@ static const char usage_main[] =
 	"                       statx atomic-write limits, protection mode\n"
 	"\n"
 	"Global options (before or after COMMAND):\n"
-	"  --protect MODE   auto|atomic|doublewrite|unsafe (default auto)\n"
+	"  --protect MODE   auto|atomic|doublewrite|fullpage|unsafe (default auto)\n"
 	"  --cache SIZE     buffer pool size, suffix K, M or G (default 64M)\n"
 	"  --nosync         commit without waiting for durability\n"
 	"  --batch N        load, compact: records per transaction (default 1000)\n"
@@ -182,6 +182,7 @@ static int parse_protect(const char *s, enum ut_protect *p)
 		{ "atomic", UT_PROTECT_ATOMIC },
 		{ "doublewrite", UT_PROTECT_DOUBLEWRITE },
 		{ "unsafe", UT_PROTECT_UNSAFE },
+		{ "fullpage", UT_PROTECT_FULLPAGE },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].n)) {
@@ -1212,6 +1213,7 @@ static int cmd_stats(int argc, char **argv, long batch)
 	printf("flush_batches\t%llu\n", (unsigned long long)s.flush_batches);
 	printf("checkpoints\t%llu\n", (unsigned long long)s.checkpoints);
 	printf("frame_waits\t%llu\n", (unsigned long long)s.frame_waits);
+	printf("page_images\t%llu\n", (unsigned long long)s.page_images);
 	return close_db(db, argv[0], EXIT_OK);
 }
 
@@ -1295,8 +1297,17 @@ static void info_protect(const char *path, const ut_probe_info *pi)
 			       ut_protect_name(g.opt.protect));
 		return;
 	}
-	/* An existing file: ask the engine which mode it uses, and why. */
+	/* An existing file: the mode it last ran in (a read-only open reports
+	 * it; it refuses a database that needs recovery), then the engine's
+	 * choice for this open, and why. */
 	o.create = 0;
+	o.readonly = 1;
+	if (ut_open(path, &o, &db) == UT_OK) {
+		if (!ut_stats_get(db, &st))
+			printf("protect_last\t%s\n", ut_protect_name(st.protect));
+		ut_close(db);
+	}
+	o.readonly = g.opt.readonly;
 	rc = ut_open(path, &o, &db);
 	if (rc) {
 		printf("database\tnot opened: %s: %s\n", ut_strerror(rc), ut_errdetail());
@@ -1396,9 +1407,10 @@ static const struct cmd cmds[] = {
 	  "Print what the file layer reports for PATH (or, if PATH does not exist,\n"
 	  "for a scratch file beside it): statx STATX_WRITE_ATOMIC mask and\n"
 	  "attribute, atomic write unit min/max/segments, O_DIRECT accepted,\n"
-	  "io_uring in use, and `mode` (atomic|doublewrite) with the reason: the\n"
-	  "engine's own for an existing database, else what --protect auto would\n"
-	  "choose.\n" },
+	  "io_uring in use, and `mode` (atomic|doublewrite|fullpage|unsafe) with\n"
+	  "the reason: the engine's own for an existing database (opened with\n"
+	  "--protect, default auto; `protect_last` is the mode it last ran in),\n"
+	  "else what --protect auto would choose.\n" },
 };
 
 int main(int argc, char **argv)
@@ -1495,7 +1507,7 @@ int main(int argc, char **argv)
 			} else if (!strcmp(name, "--protect")) {
 				if (parse_protect(val, &g.opt.protect)) {
 					warnx("--protect: '%s' is not auto, atomic, "
-					      "doublewrite or unsafe", val);
+					      "doublewrite, fullpage or unsafe", val);
 					return EXIT_USAGE;
 				}
 			} else if (!strcmp(name, "--cache")) {

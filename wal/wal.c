@@ -13,12 +13,15 @@
 #include "wal.h"
 
 #define WAL_MAGIC "UTORNWAL"
-#define WAL_VERSION 1u
+#define WAL_VERSION 1u        /* DELTA and COMMIT records only */
+#define WAL_VERSION_IMAGES 2u /* may hold IMAGE records too (wal.h) */
 #define WAL_HDR_BYTES 64u
 #define WAL_SLOT_BYTES 4096u
 
 #define REC_DELTA 1u
 #define REC_COMMIT 2u
+#define REC_IMAGE 3u
+#define IMAGE_PAYLOAD (8u + UT_PAGE_SIZE) /* u32 pgno | u32 0 | the page */
 #define DELTA_ENTRY_HDR 8u
 #define COMMIT_PAYLOAD 16u
 #define REC_TARGET (64u * 1024u) /* pack deltas into records up to this size */
@@ -50,6 +53,7 @@ struct ut_wal {
 
 	/* current epoch, from the header */
 	uint64_t epoch, salt, start_lsn;
+	uint32_t version; /* WAL_VERSION or WAL_VERSION_IMAGES */
 	int slots_valid; /* header slots that passed their checks at open */
 	/* ut_wal_set_prefetch: recovery's page hints */
 	void (*hint)(void *ctx, uint32_t pgno);
@@ -162,12 +166,12 @@ const char *ut_wal_stop_name(int r)
 
 /* ---- header ---- */
 
-static void encode_header(unsigned char *h, uint64_t epoch, uint64_t salt,
-			  uint64_t start_lsn)
+static void encode_header(unsigned char *h, uint32_t version, uint64_t epoch,
+			  uint64_t salt, uint64_t start_lsn)
 {
 	memset(h, 0, WAL_HDR_BYTES);
 	memcpy(h, WAL_MAGIC, 8);
-	put32(h + 8, WAL_VERSION);
+	put32(h + 8, version);
 	put32(h + 12, WAL_HDR_BYTES);
 	put64(h + 16, epoch);
 	put64(h + 24, salt);
@@ -178,14 +182,16 @@ static void encode_header(unsigned char *h, uint64_t epoch, uint64_t salt,
 }
 
 /* 1 valid, 0 no magic, UT_ECORRUPT bad crc, UT_EVERSION other version */
-static int decode_header(const unsigned char *h, uint64_t *epoch,
-			 uint64_t *salt, uint64_t *start_lsn)
+static int decode_header(const unsigned char *h, uint32_t *version,
+			 uint64_t *epoch, uint64_t *salt, uint64_t *start_lsn)
 {
 	if (memcmp(h, WAL_MAGIC, 8) != 0)
 		return 0;
 	if (get32(h + 60) != ut_crc32c(0, h, 60))
 		return UT_ECORRUPT;
-	if (get32(h + 8) != WAL_VERSION || get32(h + 12) != WAL_HDR_BYTES ||
+	*version = get32(h + 8);
+	if ((*version != WAL_VERSION && *version != WAL_VERSION_IMAGES) ||
+	    get32(h + 12) != WAL_HDR_BYTES ||
 	    get32(h + 40) != UT_PAGE_SIZE || get32(h + 44) != UT_WAL_DATA_OFF)
 		return UT_EVERSION;
 	*epoch = get64(h + 16);
@@ -383,7 +389,7 @@ static int write_header(ut_wal *w, uint64_t epoch, uint64_t salt,
 	unsigned char h[WAL_HDR_BYTES];
 	int rc;
 
-	encode_header(h, epoch, salt, start_lsn);
+	encode_header(h, w->version, epoch, salt, start_lsn);
 	rc = log_write(w, h, sizeof(h), (epoch % 2) * WAL_SLOT_BYTES, 0);
 	if (rc == UT_OK) {
 		rc = ut_file_sync(w->f);
@@ -405,7 +411,9 @@ static int create_log(ut_wal *w)
 	w->epoch = 1;
 	w->salt = new_salt(1);
 	w->start_lsn = w->cfg.initial_lsn;
-	encode_header(blk + WAL_SLOT_BYTES, w->epoch, w->salt, w->start_lsn);
+	w->version = w->cfg.images ? WAL_VERSION_IMAGES : WAL_VERSION;
+	encode_header(blk + WAL_SLOT_BYTES, w->version, w->epoch, w->salt,
+		      w->start_lsn);
 	rc = truncate_log(w, 0);
 	if (rc == UT_OK)
 		rc = log_write(w, blk, UT_WAL_DATA_OFF, 0, 1);
@@ -446,11 +454,12 @@ static int load_header(ut_wal *w, uint64_t size)
 		}
 	for (int s = 0; s < 2; s++) {
 		uint64_t e, salt, start;
+		uint32_t v = 0;
 		int r;
 
 		if ((uint64_t)n < s * WAL_SLOT_BYTES + WAL_HDR_BYTES)
 			continue;
-		r = decode_header(blk + s * WAL_SLOT_BYTES, &e, &salt, &start);
+		r = decode_header(blk + s * WAL_SLOT_BYTES, &v, &e, &salt, &start);
 		if (r != 0)
 			magic = 1;
 		if (r == UT_EVERSION)
@@ -461,6 +470,7 @@ static int load_header(ut_wal *w, uint64_t size)
 			w->epoch = e;
 			w->salt = salt;
 			w->start_lsn = start;
+			w->version = v;
 		}
 	}
 	free(blk);
@@ -650,6 +660,25 @@ static int append_records(ut_wal *w, const ut_wal_delta *d, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		size_t e = DELTA_ENTRY_HDR + d[i].len;
 
+		if (d[i].image) {
+			/* a record of its own, between delta records */
+			if (count) {
+				seal_record(b, rec, REC_DELTA, rec_len, count,
+					    w->salt, w->durable_lsn);
+				at = rec + pad8(rec_len);
+				count = 0;
+			}
+			if (stream && (rc = stream_at(w, &at)))
+				return rc;
+			put32(b->p + at + UT_WAL_REC_HDR, d[i].pgno);
+			put32(b->p + at + UT_WAL_REC_HDR + 4, 0);
+			memcpy(b->p + at + UT_WAL_REC_HDR + 8, d[i].data,
+			       UT_PAGE_SIZE);
+			seal_record(b, at, REC_IMAGE, UT_WAL_REC_HDR + IMAGE_PAYLOAD,
+				    1, w->salt, w->durable_lsn);
+			at += pad8(UT_WAL_REC_HDR + IMAGE_PAYLOAD);
+			continue;
+		}
 		if (count && rec_len + e > REC_TARGET) {
 			seal_record(b, rec, REC_DELTA, rec_len, count, w->salt,
 				    w->durable_lsn);
@@ -696,9 +725,17 @@ int ut_wal_append_txn(ut_wal *w, const ut_wal_delta *d, size_t n,
 		return UT_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!d[i].len || d[i].offset >= UT_PAGE_SIZE ||
-		    d[i].len > UT_PAGE_SIZE - d[i].offset || !d[i].data) {
-			ut_set_errdetail("wal: bad delta %zu (page %u, %u+%u)", i,
-					 d[i].pgno, d[i].offset, d[i].len);
+		    d[i].len > UT_PAGE_SIZE - d[i].offset || !d[i].data ||
+		    (d[i].image && d[i].len != UT_PAGE_SIZE)) {
+			ut_set_errdetail("wal: bad delta %zu (page %u, %u+%u%s)", i,
+					 d[i].pgno, d[i].offset, d[i].len,
+					 d[i].image ? ", image" : "");
+			return UT_EINVAL;
+		}
+		if (d[i].image && w->version < WAL_VERSION_IMAGES) {
+			ut_set_errdetail("%s: a page image for a log of format "
+					 "%u (open it with images enabled)",
+					 w->path, w->version);
 			return UT_EINVAL;
 		}
 		need += DELTA_ENTRY_HDR + d[i].len;
@@ -921,6 +958,13 @@ void ut_wal_stats_get(ut_wal *w, ut_wal_stats *st)
 
 /* ---- record validation (shared by recovery and reset) ---- */
 
+/* A record of a transaction's changes (counted by its COMMIT), as opposed
+ * to the COMMIT itself. */
+static int is_change(unsigned type)
+{
+	return type == REC_DELTA || type == REC_IMAGE;
+}
+
 /* Validate the record at r (avail bytes readable) expected at lsn with salt.
  * Returns its padded length, or 0 if invalid. */
 static size_t check_record(const unsigned char *r, size_t avail, uint64_t lsn,
@@ -943,6 +987,9 @@ static size_t check_record(const unsigned char *r, size_t avail, uint64_t lsn,
 	count = get32(r + 12);
 	if (type == REC_COMMIT)
 		return len == UT_WAL_REC_HDR + COMMIT_PAYLOAD ? plen : 0;
+	if (type == REC_IMAGE) /* one whole page; its page number the engine's */
+		return len == UT_WAL_REC_HDR + IMAGE_PAYLOAD && count == 1 &&
+		       !get32(r + UT_WAL_REC_HDR + 4) ? plen : 0;
 	if (type != REC_DELTA || !count)
 		return 0;
 	pos = UT_WAL_REC_HDR;
@@ -1055,7 +1102,8 @@ static int plausible_header(const unsigned char *p)
 {
 	uint32_t len = get32(p + 8);
 
-	return (p[4] == REC_DELTA || p[4] == REC_COMMIT) && !p[5] &&
+	return (p[4] == REC_DELTA || p[4] == REC_COMMIT || p[4] == REC_IMAGE) &&
+	       !p[5] &&
 	       !get16(p + 6) && len >= UT_WAL_REC_HDR && len <= UT_WAL_MAX_REC;
 }
 
@@ -1172,7 +1220,7 @@ static int chain_end(reader *rd, uint64_t size, uint64_t salt, uint64_t start,
 		if (!plen || (p[4] == REC_COMMIT && !commit_matches(p, *end, deltas)))
 			break;
 		lsn += plen;
-		if (p[4] == REC_DELTA) {
+		if (is_change(p[4])) {
 			deltas += get32(p + 12);
 		} else {
 			*end = lsn;
@@ -1316,6 +1364,8 @@ static void ahead_to(ut_wal *w, ahead *a, uint64_t upto, uint64_t size)
 		}
 		if (p[4] == REC_DELTA)
 			hint_deltas(w, p, plen);
+		else if (p[4] == REC_IMAGE)
+			w->hint(w->hint_ctx, get32(p + UT_WAL_REC_HDR));
 		a->lsn += plen;
 	}
 }
@@ -1331,7 +1381,11 @@ static int replay_records(const unsigned char *rec, size_t len, uint64_t lsn,
 		size_t pos = UT_WAL_REC_HDR;
 
 		for (uint32_t i = 0; i < count; i++) {
-			ut_wal_delta d = delta_at(q, pos);
+			ut_wal_delta d = q[4] == REC_IMAGE
+				? (ut_wal_delta){ .pgno = get32(q + pos),
+						  .len = UT_PAGE_SIZE,
+						  .data = q + pos + 8, .image = 1 }
+				: delta_at(q, pos);
 
 			if (apply) {
 				int rc = apply(ctx, lsn, &d);
@@ -1367,7 +1421,7 @@ static int replay_from_file(ut_wal *w, uint64_t from, uint64_t to, uint64_t lsn,
 		p = record_at(&rd, off_of(w, at), at, w->salt, &plen, &rc);
 		if (!p)
 			break;
-		if (!plen || p[4] != REC_DELTA) {
+		if (!plen || !is_change(p[4])) {
 			rc = UT_EIO;
 			ut_set_errdetail("%s: log record at LSN %llu changed while "
 					 "recovery read it", w->path,
@@ -1471,7 +1525,7 @@ static int walk_to_end(ut_wal *w, uint64_t lsn, uint64_t from_lsn,
 			plen = 0;
 		if (plen) {
 			lsn += plen;
-			if (p[4] == REC_DELTA) {
+			if (is_change(p[4])) {
 				deltas += get32(p + 12);
 			} else {
 				replayed++;
@@ -1584,7 +1638,7 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		if (plen) {
 			inf.records++;
 			lsn += plen;
-			if (p[4] == REC_DELTA) {
+			if (is_change(p[4])) {
 				spilled |= txn_len + plen > STREAM_BYTES;
 				if (!spilled &&
 				    (rc = append_copy(&txn, &txn_len, &txn_cap, p,
@@ -1657,6 +1711,14 @@ int ut_wal_recover(ut_wal *w, uint64_t from_lsn,
 		}
 		if (rc)
 			goto out;
+	}
+	/* A log that will take page images says so in its header first, so
+	 * that a build without them refuses it (UT_EVERSION) rather than cut
+	 * the log at the first image as a damaged record.  The header is
+	 * one 64-byte write within a sector, rewritten in its own slot. */
+	if (w->cfg.images && w->version < WAL_VERSION_IMAGES) {
+		w->version = WAL_VERSION_IMAGES;
+		adopted = 1;
 	}
 	if (adopted && (rc = write_header(w, w->epoch, w->salt, w->start_lsn)))
 		goto out;

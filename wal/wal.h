@@ -6,6 +6,7 @@
  *  - Redo-only.  The engine hands the log the changes of one COMMITTED
  *    transaction at a time (ut_wal_append_txn) as byte-range deltas of 16 KiB
  *    pages, under its writer lock; the log encodes them as DELTA records
+ *    (and whole page images, ut_wal_delta.image, as IMAGE records)
  *    followed by one COMMIT record, contiguously.  Nothing of an aborted
  *    transaction ever reaches the log.
  *
@@ -132,19 +133,29 @@
  *   [4096, 8192)  header slot 1    /  the higher epoch is current
  *   [8192, ...)   records; the record with LSN l is at 8192 + (l - start_lsn)
  *
- *   header: magic "UTORNWAL" | u32 version=1 | u32 header bytes=64 |
+ *   header: magic "UTORNWAL" | u32 version | u32 header bytes=64 |
  *           u64 epoch | u64 salt | u64 start_lsn | u32 page size |
  *           u32 data offset | u64 0 | u32 0 | u32 crc32c(bytes 0..59)
+ *   version 1: DELTA and COMMIT records; version 2 (cfg.images): IMAGE
+ *   records too.  Both are read; a log stays version 2 once it is (its
+ *   live tail may hold images), and builds that know only version 1
+ *   refuse it (UT_EVERSION) instead of taking an image for damage.
  *
  *   record header (40 bytes):
  *     0  u32 crc32c of bytes [4, padded length)   (header rest + payload + pad)
- *     4  u8  type (1 DELTA, 2 COMMIT)   5 u8 0   6 u16 0
+ *     4  u8  type (1 DELTA, 2 COMMIT, 3 IMAGE)   5 u8 0   6 u16 0
  *     8  u32 length, unpadded, header included
- *     12 u32 count (DELTA: entries; COMMIT: deltas in the transaction)
+ *     12 u32 count (DELTA: entries; IMAGE: 1; COMMIT: deltas and images
+ *            in the transaction)
  *     16 u64 lsn (= its position)       24 u64 salt of the epoch
  *     32 u64 durable floor (durable LSN when the record was appended)
  *   DELTA payload: count x { u32 pgno | u16 offset | u16 len | len bytes }
  *   COMMIT payload: u64 txn id | u64 LSN of the transaction's first record
+ *   IMAGE payload: u32 pgno | u32 0 | UT_PAGE_SIZE bytes, the page as the
+ *     transaction left it (its CRC and LSN fields not stamped); length
+ *     exactly 40 + 8 + UT_PAGE_SIZE, anything else is not a record.  It is
+ *     a change of its transaction like a DELTA (and, like any valid
+ *     record, evidence of durable commits past a damaged one).
  *   padding: zeros up to a multiple of 8.
  */
 #ifndef UT_WAL_H
@@ -164,6 +175,11 @@ typedef struct ut_wal_delta {
 	uint32_t offset;
 	uint32_t len;
 	const void *data;
+	/* 1: a whole page image (offset 0, len UT_PAGE_SIZE), logged as an
+	 * IMAGE record; recovery hands it back with image = 1 and the page
+	 * number it was logged with (the engine checks it against the
+	 * image's own header: the log does not look inside pages) */
+	int image;
 } ut_wal_delta;
 
 typedef struct ut_wal_config {
@@ -172,6 +188,10 @@ typedef struct ut_wal_config {
 	uint64_t reset_min_bytes; /* reclaim only when this much is reclaimable
 				     (0 -> 1 MiB) */
 	int direct;               /* ask for direct I/O (see "File I/O") */
+	int images;               /* the engine will append page images: the
+				     header says format 2 (written at creation,
+				     or rewritten once recovery of a format-1
+				     log succeeded) */
 } ut_wal_config;
 
 enum ut_wal_stop {

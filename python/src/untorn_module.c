@@ -370,7 +370,9 @@ static int db_usable(DbObject *db)
 
 /* ----------------------------------------------------------------- Db */
 
-static const char *protect_names[] = {"auto", "atomic", "doublewrite", "unsafe"};
+/* indexed by enum ut_protect */
+static const char *protect_names[] = {"auto", "atomic", "doublewrite", "unsafe",
+				      "fullpage"};
 
 static int parse_protect(PyObject *o, int *out)
 {
@@ -378,13 +380,14 @@ static int parse_protect(PyObject *o, int *out)
 		PyErr_SetString(PyExc_TypeError, "protect must be a str");
 		return -1;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < (int)(sizeof(protect_names) / sizeof(protect_names[0]));
+	     i++)
 		if (PyUnicode_CompareWithASCIIString(o, protect_names[i]) == 0) {
 			*out = i;
 			return 0;
 		}
 	PyErr_SetString(PyExc_ValueError, "protect must be 'auto', 'atomic', "
-			"'doublewrite' or 'unsafe'");
+			"'doublewrite', 'fullpage' or 'unsafe'");
 	return -1;
 }
 
@@ -638,7 +641,8 @@ static PyObject *db_stats(DbObject *self, PyObject *unused)
 	    dict_set_u64(d, "snapshots", st.snapshots) ||
 	    dict_set_u64(d, "snapshot_versions", st.snapshot_versions) ||
 	    dict_set_u64(d, "snapshot_bytes", st.snapshot_bytes) ||
-	    dict_set_u64(d, "snapshot_dropped", st.snapshot_dropped)) {
+	    dict_set_u64(d, "snapshot_dropped", st.snapshot_dropped) ||
+	    dict_set_u64(d, "page_images", st.page_images)) {
 		Py_DECREF(d);
 		return NULL;
 	}

@@ -184,3 +184,17 @@ def test_open_options_are_checked(path):
     with untorn.open(path, protect="doublewrite", sync=False) as db:
         assert db.info()["protect"] == "doublewrite"
         assert db.info()["reason"] == "requested by name"
+
+
+def test_fullpage_mode(tmp_path):
+    """protect="fullpage" is accepted by name and logs page images."""
+    path = str(tmp_path / "fp.db")
+    with untorn.open(path, protect="fullpage") as db:
+        assert db.info()["protect"] == "fullpage"
+        with db.begin(write=True) as t:
+            for i in range(200):
+                t.put(b"k%05d" % i, b"v" * 100)
+        assert db.stats()["page_images"] > 0
+    with untorn.open(path, protect="fullpage") as db:
+        with db.begin() as t:
+            assert t.get(b"k00042") == b"v" * 100
