@@ -362,9 +362,11 @@ UT_API int ut_get(ut_txn *t, const void *key, size_t klen, void **val,
 /* Look key up without copying (as LMDB's mdb_get): *val points at the
  * value inside the database's page, valid until the transaction ends (not
  * only until the next call), and must not be written to.  In a read-only
- * transaction the page stays pinned in memory until then; in a write
- * transaction, or for a value too big for one page, *val is a copy the
- * transaction owns and frees when it ends. */
+ * transaction the page stays pinned in memory until then, once however
+ * many values are taken from it (a long read transaction holds at most a
+ * pin per page it read); in a write transaction, or for a value too big
+ * for one page, *val is a copy the transaction owns and frees when it
+ * ends (one per call: use ut_get for those in a long transaction). */
 UT_API int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 	       size_t *vlen);
 
