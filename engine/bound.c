@@ -142,6 +142,10 @@ int pager_bound_before_write(ut_pager *p, uint64_t maxlsn, uint64_t last,
 	uint64_t target = last > maxlsn ? last : maxlsn;
 	int rc;
 
+	/* open's torn-page repairs go first (their copies' slots in -dw are
+	 * about to be reused); by now recovery's gate has passed */
+	if ((rc = pager_apply_repairs(p)))
+		return rc;
 	hi_raise(p, maxlsn);
 	if (covered(p, maxlsn, flags))
 		return pager_wal_rule(p, maxlsn, flags);

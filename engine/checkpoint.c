@@ -182,6 +182,11 @@ int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again)
 	*again = 0;
 	if ((rc = ckpt_check(p)))
 		return rc;
+	/* open's checkpoint comes after recovery accepted the log: write its
+	 * torn-page repairs now (single-threaded then), even when no batch
+	 * follows */
+	if ((rc = pager_apply_repairs(p)))
+		return rc;
 	pthread_mutex_lock(&p->mu);
 	if (!p->cleaner_running && may_unlock(p)) {
 		/* flush_mu comes before p->mu: take both in order, then look

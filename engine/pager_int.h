@@ -171,6 +171,11 @@ struct ut_pager {
 	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
 	uint32_t durable_pages;
 	int dw_existed; /* PATH "-dw" existed before this open */
+	/* Torn pages open found with a good copy in PATH "-dw": reads see
+	 * the copy, and it is written only once the open goes through -- at
+	 * the first page write or checkpoint, which come after recovery's
+	 * gate (a refused open changes no file).  NULL or empty: none. */
+	struct ut_dw_pending *pend;
 	int page1_untorn; /* page 1 in the file passes its checksum */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
@@ -356,5 +361,12 @@ void pager_shadow_drop(ut_pager *p, struct frame *f);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);
+/* Page pgno as the data file has it -- or as open's pending torn-page
+ * repair will have it (p->pend): what every read of a page from the
+ * file goes through.  Returns the bytes read, or a negative code. */
+int64_t pager_read_page(ut_pager *p, uint32_t pgno, uint8_t *buf);
+/* Write open's pending repairs (once; without a pending one a no-op).
+ * Called before any other page write (bound.c, checkpoint.c). */
+int pager_apply_repairs(ut_pager *p);
 
 #endif /* UT_PAGER_INT_H */

@@ -391,8 +391,7 @@ void pager_drop_one(ut_pager *p)
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
 	int rc;
-	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
-				 (uint64_t)pgno * UT_PAGE_SIZE);
+	int64_t n = pager_read_page(p, pgno, buf);
 
 	if (n < 0)
 		return (int)n;
