@@ -534,6 +534,21 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
+		if (rc == UT_EIO && !fatal_now(p)) {
+			/* The writer cannot read the data file: no later
+			 * transaction gets further (issue 31: the soak's writer
+			 * met UT_EIO forever after the device went).  The
+			 * handle refuses writes from now on, with this read's
+			 * detail as the cause; readers keep what they can
+			 * read. */
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", ut_errdetail());
+			ut_set_errdetail("%s: page %u: the write transaction's "
+					 "page read failed: %s", p->path, pgno,
+					 why);
+			pager_note_fatal(p, rc);
+		}
 		pthread_mutex_unlock(&p->mu);
 		if (rc == UT_OK)
 			*out = &f->pg;

@@ -150,7 +150,11 @@
  * and is not acknowledged (it may or may not survive a reopen: "in doubt",
  * never half).  The handle then fails: ut_begin (read-only too, since the
  * cache may hold the failed commit's changes), ut_checkpoint and the rest
- * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
+ * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  A page
+ * read failing with UT_EIO in a write transaction (the device failing)
+ * fails the handle for writes the same way, the read named as the cause
+ * in the detail; read-only transactions go on with what can be read.
+ * Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
  * commit.  Recovery writes too: if it finds the disk full, ut_open returns
  * UT_ENOSPC, and its detail says "recovery needs up to N bytes free" (in
