@@ -25,6 +25,16 @@
  * -t TABLE: untorn runs the workload in the named table TABLE (opened by
  * name in every transaction, as an application would) instead of the
  * default table.
+ *
+ * -T SIZE: the named-tables report (issue 33) in the same run: engine
+ * "untorn-table" (the workload in a named table) beside "untorn" (the
+ * default table), with their ratio per phase, then opening a table by
+ * name (p50/p99) and the drop of a table of SIZE bytes (time, log bytes,
+ * file size after reuse; bench/tables_part.h).  One command for every
+ * figure of the issue:
+ *     bench_kv -n 1000000 -e untorn,untorn-table -T 1G -d DIR
+ * The "before" side of the 3% claim is the same command's untorn column
+ * from a build before named tables.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +53,7 @@
 #include <sqlite3.h>
 
 #include "child.h"
+#include "tables_part.h"
 #include "untorn.h"
 
 #define KEY_LEN 16
@@ -760,8 +771,18 @@ static int run_rocksdb(const struct cfg *c, struct result *r)
 }
 #endif
 
+/* The workload in named table "bench" (opened in every transaction). */
+static int run_untorn_table(const struct cfg *c, struct result *r)
+{
+	struct cfg tc = *c;
+
+	tc.table = "bench";
+	return run_untorn(&tc, r);
+}
+
 static const struct engine engines[] = {
 	{ "untorn", run_untorn },
+	{ "untorn-table", run_untorn_table },
 	{ "sqlite", run_sqlite },
 #ifdef UT_BENCH_LMDB
 	{ "lmdb", run_lmdb },
@@ -771,6 +792,8 @@ static const struct engine engines[] = {
 #endif
 };
 #define NENG (sizeof(engines) / sizeof(engines[0]))
+#define E_TABLE 1  /* engines[]: untorn-table */
+#define E_SQLITE 2 /* engines[]: sqlite */
 
 /* Run one engine in a child; its result comes back through a pipe. */
 struct child_job {
@@ -809,7 +832,9 @@ static void usage(FILE *f)
 		"  -p MODE     untorn protection: auto|atomic|doublewrite|unsafe\n"
 		"  -s SEED     key order seed (default 1)\n"
 		"  -k          keep the database files\n"
-		"  -t TABLE    untorn: the workload in named table TABLE\n");
+		"  -t TABLE    untorn: the workload in named table TABLE\n"
+		"  -T SIZE     named tables: untorn vs untorn-table ratios, open by\n"
+		"              name p50/p99, drop of a SIZE table (e.g. 1G)\n");
 }
 
 int main(int argc, char **argv)
@@ -819,9 +844,17 @@ int main(int argc, char **argv)
 	const char *list = "untorn,sqlite";
 	struct result res[NENG];
 	int sel[NENG] = { 0 }, opt, rc = 0;
+	long long tables_bytes = 0;
+	char *end;
 
-	while ((opt = getopt(argc, argv, "n:b:c:d:e:p:s:kt:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:c:d:e:p:s:kt:T:h")) != -1) {
 		switch (opt) {
+		case 'T':
+			tables_bytes = strtoll(optarg, &end, 10);
+			tables_bytes <<= *end == 'G' ? 30 : *end == 'M' ? 20
+				       : *end == 'K' ? 10 : 0;
+			if (tables_bytes < 1000) { usage(stderr); return 64; }
+			break;
 		case 't': c.table = optarg; break;
 		case 'n': c.n = strtol(optarg, NULL, 10); break;
 		case 'b': c.batch = strtol(optarg, NULL, 10); break;
@@ -847,6 +880,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(list, "all"))
 		list = "untorn,sqlite,lmdb,rocksdb";
+	if (tables_bytes && !strcmp(list, "untorn,sqlite"))
+		list = "untorn,untorn-table"; /* -T: the default's engines */
 	for (size_t i = 0; i < NENG; i++) {
 		const char *p = strstr(list, engines[i].name);
 		size_t l = strlen(engines[i].name);
@@ -875,8 +910,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NENG; i++)
 		if (sel[i])
 			printf(" %s ops/s |", engines[i].name);
-	if (sel[0] && sel[1])
+	if (sel[0] && sel[E_SQLITE])
 		printf(" untorn/sqlite |");
+	if (sel[0] && sel[E_TABLE])
+		printf(" untorn-table/untorn |");
 	for (size_t i = 0; i < NENG; i++)
 		if (sel[i])
 			printf(" %s peak RSS MiB |", engines[i].name);
@@ -884,7 +921,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NENG; i++)
 		if (sel[i])
 			printf("---:|---:|");
-	if (sel[0] && sel[1])
+	if (sel[0] && sel[E_SQLITE])
+		printf("---:|");
+	if (sel[0] && sel[E_TABLE])
 		printf("---:|");
 	printf("\n");
 	for (int ph = 0; ph < PH_N; ph++) {
@@ -901,9 +940,15 @@ int main(int argc, char **argv)
 				printf(" - |");
 			}
 		}
-		if (sel[0] && sel[1]) {
-			if (ops[0] > 0 && ops[1] > 0)
-				printf(" %.2fx |", ops[0] / ops[1]);
+		if (sel[0] && sel[E_SQLITE]) {
+			if (ops[0] > 0 && ops[E_SQLITE] > 0)
+				printf(" %.2fx |", ops[0] / ops[E_SQLITE]);
+			else
+				printf(" - |");
+		}
+		if (sel[0] && sel[E_TABLE]) {
+			if (ops[0] > 0 && ops[E_TABLE] > 0)
+				printf(" %.3fx |", ops[E_TABLE] / ops[0]);
 			else
 				printf(" - |");
 		}
@@ -947,6 +992,25 @@ int main(int argc, char **argv)
 			       (size_t)peak <= (c.cache_mib + 32) * 1024 ? "ok" : "OVER");
 		}
 		printf("\n");
+	}
+	if (tables_bytes) {
+		/* in a child: its peak RSS is its own */
+		fflush(stdout);
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int trc = bench_tables_run(c.dir, c.cache_mib, 1000,
+						   c.n < 200000 ? c.n : 200000,
+						   tables_bytes);
+
+			fflush(stdout); /* _exit does not */
+			_exit(trc ? 1 : 0);
+		}
+		int st = 0;
+
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			rc = 1;
 	}
 	return rc;
 }

@@ -75,11 +75,11 @@ check "0011 changed: both XFS keys stay" test "$(key_of xfs16k "$k") $(key_of xf
 rm -rf "$P"; cp -r "$T/patches.orig" "$P"
 
 # a new patch nobody placed
-cp "$P"/0013-*.patch "$P/0014-new.patch"
-echo 0014-new.patch >>"$T/tree/kernel-series/series"
+cp "$P"/0013-*.patch "$P/0099-new.patch"
+echo 0099-new.patch >>"$T/tree/kernel-series/series"
 KERNEL_BASE=test bash "$KK" xfs16k >/dev/null 2>&1
-check "an unplaced patch 0014: kernel-key.sh exits 3" test $? = 3
-sed -i '/^0014-new.patch$/d' "$T/tree/kernel-series/series"
+check "an unplaced patch 0099: kernel-key.sh exits 3" test $? = 3
+sed -i '/^0099-new.patch$/d' "$T/tree/kernel-series/series"
 
 # ledger-add: a pass stopped after its 3rd verdict (4th boot running)
 cur16=$(bash "$HERE/kernel-key.sh" xfs16k | awk '{print $2}')

@@ -111,6 +111,11 @@ UNSAFE_MIN_SHARE=${UNSAFE_MIN_SHARE:-0.1}
 CONTROLS=${CONTROLS:-required}
 CKPT_MIN=${CKPT_MIN:-4} CKPT_MAX=${CKPT_MAX:-20}  # explicit checkpoint every C commits, C random
 EXTEND=${EXTEND:-0}                    # extra cycles allowed for the controls
+# A boot whose guest printed nothing (an early-boot hang or panic under a
+# loaded host: the kernel never ran /init, so no disk was touched) is booted
+# again, up to SILENT_RETRIES times per job, instead of ending the job.
+SILENT_RETRIES=${SILENT_RETRIES:-3}
+SILENT_TEST=${SILENT_TEST:-}           # harness test: boots (job-wide numbers) that fake silence
 WARMUP=${WARMUP:-200}                  # transactions that fill a fresh database
 KILL_PLAN=${KILL_PLAN:-mixed}          # mixed | event | timed (tests of the harness)
 EVENT_SHARE=${EVENT_SHARE:-75}         # percent of the cycles (mixed plan) with an event kill
@@ -257,7 +262,7 @@ run_job() {
 	local p_kill="" p_events=0 p_since="" p_run="" p_from=0 p_acked=0 p_started=0
 	local p_t0=0 p_tkill=0
 
-	local controls=0 extra=0
+	local controls=0 extra=0 silent=0 nboot=0
 	for ((c = 1; c <= ncyc + 1; c++)); do
 		# The controls (a tear in unsafe, a repair in doublewrite) are
 		# known one boot late; without one yet, run up to EXTEND more
@@ -311,10 +316,15 @@ run_job() {
 		local dargs thr_fail=0
 		mapfile -d '' dargs < <(disk_args "$dir/disks")
 		rm -f "$dir/qmp.sock"
+		nboot=$((nboot + 1))
+		if [[ " $SILENT_TEST " == *" $nboot "* ]]; then
+			exec {fd}< <(sleep 1; echo "SILENT_TEST: boot $nboot faked silent" >"$dir/boot.err")
+		else
 		exec {fd}< <(bash "$VM/boot.sh" -k "$PATCHED" -i "$INITRD" "${dargs[@]}" \
 			-Q "$dir/qmp.sock" -t 400 -P "$pidf" -o "$dir/boot" \
 			-a "$NVME_AID_PARAM=$NVME_AID_ON" \
 			-- /bin/vm-guest.sh cycle "$fs" "$mode" "${gargs[@]}" 2>"$dir/boot.err")
+		fi
 		local bootpid=$!
 		while IFS= read -r -u "$fd" line; do
 			echo "$line" >>"$log"
@@ -393,6 +403,17 @@ run_job() {
 		if ((thr_fail)); then
 			echo "vm-crash.sh: $mode job $job cycle $c: could not throttle the disk (see $log)" >&2
 			return 3
+		fi
+		# no line at all from the guest: it never reached /init, the disks
+		# are as the last kill left them; this boot is done again (its
+		# plan drawn afresh: the kill distribution does not change)
+		if [ -z "$tfirst" ] && ((silent < SILENT_RETRIES)); then
+			silent=$((silent + 1))
+			cp -r "$dir/boot" "$dir/boot-silent-$c-$silent" 2>/dev/null
+			echo "### boot of cycle $c printed nothing ($(tail -c 200 "$dir/boot.err" | tr '\n' ' ')): booting again ($silent of $SILENT_RETRIES)" >>"$log"
+			say "  $mode j$job cycle $c: the guest printed nothing: booting again ($silent of $SILENT_RETRIES)"
+			c=$((c - 1))
+			continue
 		fi
 		# the previous cycle's verdict came in this boot
 		if ((c > 1)); then

@@ -238,13 +238,43 @@ static int ovfl_read(ut_pager *p, ut_snap *s, uint32_t pgno, uint8_t *out,
 /* Free the chain at pgno holding vlen bytes.  Each page is checked
  * before it is freed; on an error the caller's transaction is rolled
  * back, so a chain freed in part is never committed. */
-static int ovfl_free(ut_pager *p, uint32_t pgno, uint64_t vlen)
+/* A drop's record of the pages it reached (one bit each): a freed page
+ * is not rewritten (pager.h: listed in a free-list trunk), so its type
+ * no longer tells that the walk met it before. */
+struct reached {
+	uint8_t *bits;
+	uint32_t n;
+};
+
+/* Mark pgno reached; UT_ECORRUPT when it was already (a page shared by
+ * two subtrees or chains), or is beyond the file. */
+static int reach(ut_pager *p, struct reached *r, uint32_t pgno, uint32_t from)
+{
+	if (!r)
+		return UT_OK;
+	if (pgno >= r->n || (r->bits[pgno / 8] >> (pgno % 8) & 1)) {
+		ut_set_errdetail("%s: page %u: points to page %u, %s",
+				 ut_pager_path(p), from, pgno, pgno >= r->n
+				 ? "beyond the file" : "reached before in the "
+				 "same tree (a shared subtree or chain)");
+		return UT_ECORRUPT;
+	}
+	r->bits[pgno / 8] |= (uint8_t)(1u << (pgno % 8));
+	return UT_OK;
+}
+
+/* Free the overflow chain at pgno (r: the drop's reached pages, or NULL). */
+static int ovfl_free_in(ut_pager *p, struct reached *r, uint32_t from,
+			uint32_t pgno, uint64_t vlen)
 {
 	uint64_t done = 0;
 	ut_pg *pg;
 	int rc;
 
 	while (done < vlen) {
+		if ((rc = reach(p, r, pgno, from)))
+			return rc;
+		from = pgno;
 		if ((rc = ut_pager_get(p, pgno, &pg)))
 			return rc;
 		if ((rc = ut_page_ovfl_step(pg->data, pgno, vlen, done,
@@ -259,6 +289,11 @@ static int ovfl_free(ut_pager *p, uint32_t pgno, uint64_t vlen)
 		pgno = next;
 	}
 	return UT_OK;
+}
+
+static int ovfl_free(ut_pager *p, uint32_t pgno, uint64_t vlen)
+{
+	return ovfl_free_in(p, NULL, 0, pgno, vlen);
 }
 
 /* Value of leaf cell c; *ovfl set to the chain head when not inline. */
@@ -929,13 +964,15 @@ static int main_root_set(ut_pager *p, uint32_t before, uint32_t after, int rc)
 	return rc;
 }
 
-int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen)
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val,
+	      size_t vlen, int *added)
 {
 	uint32_t r0 = ut_pager_root(p), root = r0;
-	int added;
+	int dummy, rc;
 
-	return main_root_set(p, r0, root, ut_bt_put_in(p, &root, key, klen, val,
-						       vlen, &added));
+	/* (not in main_root_set's arguments: root must be read after) */
+	rc = ut_bt_put_in(p, &root, key, klen, val, vlen, added ? added : &dummy);
+	return main_root_set(p, r0, root, rc);
 }
 
 int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
@@ -1168,8 +1205,9 @@ static int rebalance(ut_pager *p, struct path *pa, int level, ut_pg *pg)
 int ut_bt_del(ut_pager *p, const void *key, size_t klen)
 {
 	uint32_t r0 = ut_pager_root(p), root = r0;
+	int rc = ut_bt_del_in(p, &root, key, klen);
 
-	return main_root_set(p, r0, root, ut_bt_del_in(p, &root, key, klen));
+	return main_root_set(p, r0, root, rc);
 }
 
 int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen)
@@ -1205,17 +1243,20 @@ int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen)
 /* ---- freeing a whole tree (a table's drop) ---------------------------- */
 
 /* Free the subtree at pgno, children first; path[0..depth) are its
- * ancestors, still unfreed (pinned by the callers up the recursion). */
-static int free_sub(ut_pager *p, uint32_t *path, int depth, uint32_t pgno)
+ * ancestors, still unfreed (pinned by the callers up the recursion).
+ * Only the ancestors are held: every other page is released once
+ * freed, so memory stays bounded by the depth, whatever the tree's size. */
+static int free_sub(ut_pager *p, struct reached *r, uint32_t *path, int depth,
+		    uint32_t pgno)
 {
 	ut_pg *pg;
 	int rc, t;
 
-	if ((rc = ut_pager_get(p, pgno, &pg)))
+	if ((rc = reach(p, r, pgno, depth ? path[depth - 1] : 0)) ||
+	    (rc = ut_pager_get(p, pgno, &pg)))
 		return rc;
 	t = ut_page_type(pg->data);
 	if (t != UT_PT_LEAF && t != UT_PT_INTERIOR) {
-		/* a page of this walk freed already shows as UT_PT_FREE */
 		rc = depth ? ut_page_expect_type(pg->data, pgno, UT_PT_LEAF,
 						 path[depth - 1], "child pointer",
 						 ut_pager_path(p))
@@ -1229,7 +1270,7 @@ static int free_sub(ut_pager *p, uint32_t *path, int depth, uint32_t pgno)
 			uint32_t child = child_at(pg->data, i);
 
 			if ((rc = child_on_path(p, path, depth + 1, child)) ||
-			    (rc = free_sub(p, path, depth + 1, child))) {
+			    (rc = free_sub(p, r, path, depth + 1, child))) {
 				ut_pager_release(p, pg);
 				return rc;
 			}
@@ -1241,7 +1282,7 @@ static int free_sub(ut_pager *p, uint32_t *path, int depth, uint32_t pgno)
 			uint32_t ovfl;
 
 			cell_value(ut_page_cell(pg->data, i), &v, &vl, &ovfl);
-			if (ovfl && (rc = ovfl_free(p, ovfl, vl))) {
+			if (ovfl && (rc = ovfl_free_in(p, r, pgno, ovfl, vl))) {
 				ut_pager_release(p, pg);
 				return rc;
 			}
@@ -1253,8 +1294,15 @@ static int free_sub(ut_pager *p, uint32_t *path, int depth, uint32_t pgno)
 int ut_bt_free_tree(ut_pager *p, uint32_t root)
 {
 	uint32_t path[UT_BT_MAXDEPTH];
+	struct reached r;
+	int rc;
 
-	return free_sub(p, path, 0, root);
+	r.n = ut_pager_page_count(p);
+	if (!(r.bits = calloc(r.n / 8 + 1, 1)))
+		return UT_ENOMEM;
+	rc = free_sub(p, &r, path, 0, root);
+	free(r.bits);
+	return rc;
 }
 
 /* ---- cursors --------------------------------------------------------- */

@@ -48,7 +48,9 @@ int ut_bt_get(ut_pager *p, ut_snap *s, const void *key, size_t klen,
  * overflow pages into *owned, a malloc'd copy for the caller to free. */
 int ut_bt_get_ref(ut_pager *p, ut_snap *s, const void *key, size_t klen,
 		  ut_pg **pin, void **owned, const void **val, size_t *vlen);
-int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val, size_t vlen);
+/* added (may be NULL): 1 when the key was new (ut_bt_put_in's). */
+int ut_bt_put(ut_pager *p, const void *key, size_t klen, const void *val,
+	      size_t vlen, int *added);
 int ut_bt_del(ut_pager *p, const void *key, size_t klen);
 
 /* The same on the tree rooted at root (reads) or *root (changes, which
@@ -63,11 +65,13 @@ int ut_bt_put_in(ut_pager *p, uint32_t *root, const void *key, size_t klen,
 		 const void *val, size_t vlen, int *added);
 int ut_bt_del_in(ut_pager *p, uint32_t *root, const void *key, size_t klen);
 /* Put every page of the tree at root -- leaves, interior pages, overflow
- * chains -- on the free list (a table's drop).  Each page is checked
- * before it is freed: a page of the wrong type (a freed page reached
- * again: a shared subtree or a cycle), a child pointer to an ancestor or
- * a tree deeper than UT_BT_MAXDEPTH is UT_ECORRUPT, and the caller's
- * transaction must roll back. */
+ * chains -- on the free list (a table's drop), streaming: only the path
+ * from the root is held, and freed pages are listed, not rewritten
+ * (pager.h), so the cost is reading the tree once.  Each page is checked
+ * before it is freed: a page reached twice (a shared subtree or chain,
+ * kept in a bitmap of the file's pages), a page of the wrong type, a
+ * child pointer to an ancestor or a tree deeper than UT_BT_MAXDEPTH is
+ * UT_ECORRUPT, and the caller's transaction must roll back. */
 int ut_bt_free_tree(ut_pager *p, uint32_t root);
 /* Levels from root to leaf (1 = the root is a leaf). */
 int ut_bt_depth(ut_pager *p, int *depth);

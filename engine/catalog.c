@@ -17,7 +17,8 @@
  * catalog at commit, once per table, so a put into a named table costs
  * what a put into the default table costs.  A create writes its entry at
  * once (so the transaction lists it); a drop removes the entry and frees
- * every page of the table to the free list in the same transaction.
+ * every page of the table to the free list in the same transaction,
+ * without rewriting or logging the pages (pager.h, the free list).
  *
  * Format: the header's fields at 96 (catalog root) and 104 (next table id)
  * are zero in every older file, and read as "no tables": a database of
@@ -35,7 +36,7 @@
  * file, not the default tree's or the catalog's root; with verify (ut_table_open), the root page's type and no other
  * entry naming the same root.  A cycle or shared subtree below a table's
  * root is caught where the walk meets it (btree.c: child pointers to an
- * ancestor, a freed page met again in a drop; check.c: every page reached
+ * ancestor, a page met twice in a drop; check.c: every page reached
  * once).  Every detail names the table.
  */
 #include <stdio.h>

@@ -14,6 +14,7 @@
  * header's page count.  With named tables (catalog.h) the catalog tree
  * is walked the same way, then every table's tree, each with its own leaf
  * depth; a table's keys and pages must be what its catalog entry counts,
+ * the header's default-table key count (format 3) what its tree holds,
  * and every problem below a table's root names the table.
  */
 #include <stdarg.h>
@@ -307,9 +308,15 @@ static int check_free(struct ck *c)
 		pgno = next;
 		if ((rc = get(c, pgno, &pg)))
 			return rc > 0 ? 0 : rc;
-		if (ut_page_type(pg->data) != UT_PT_FREE)
+		if (ut_page_type(pg->data) != UT_PT_FREE) {
 			problem(c, pgno, "on the free list but of type %d",
 				ut_page_type(pg->data));
+		} else {
+			/* the pages it lists (page.h): free, not read */
+			for (unsigned i = 0; i < ut_page_aux(pg->data); i++)
+				n += visit(c, ut_free_member(pg->data, i), pgno,
+					   "free-list entry");
+		}
 		next = ut_page_right(pg->data);
 		ut_pager_release(c->p, pg);
 		n++;
@@ -422,6 +429,13 @@ int ut_check_pager(ut_pager *p, FILE *out, ut_check_result *r)
 	r->pages_checked = 1; /* page 0, verified at open */
 	rc = walk(&c, ut_pager_root(p), 0, 1, NULL, 0, NULL, 0);
 	r->depth = (uint32_t)c.leaf_depth; /* the default table's */
+	/* format 3 keeps the default table's key count in the header */
+	if (!rc && ut_pager_catalog_root(p) &&
+	    ut_pager_default_keys(p) != r->keys)
+		problem(&c, 0, "the header counts %llu keys in the default "
+			"table, its tree holds %llu",
+			(unsigned long long)ut_pager_default_keys(p),
+			(unsigned long long)r->keys);
 	if (!rc)
 		rc = check_tables(&c);
 	if (!rc)

@@ -161,7 +161,7 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	if (ut_pager_lsn(p) > initial)
 		initial = ut_pager_lsn(p);
 	rc = ut_log_open(vfs, path, initial + 1,
-			 ut_pager_protect(p) == UT_PROTECT_FULLPAGE, &db->log,
+			 ut_pager_logs_images(p), &db->log,
 			 &existed);
 	if (rc)
 		goto out;
@@ -185,6 +185,8 @@ static int open_log(ut_db *db, ut_vfs *vfs, const char *path)
 	rc = ut_log_recover(db->log, p, redo, &info);
 	if (rc == UT_OK)
 		rc = ut_pager_checkpoint(p);
+	if (rc == UT_OK)
+		rc = ut_pager_recovered(p);
 out:
 	free(wpath);
 	return rc;
@@ -443,6 +445,8 @@ int ut_commit(ut_txn *t)
 		detach_cursors(t);
 		if (!t->err && t->tables)
 			t->err = ut_tables_store(t);
+		if (!t->err && t->defdelta)
+			t->err = ut_tables_store_default(t);
 		if (t->err) {
 			ut_pager_rollback(db->pager);
 			rc = t->err;
@@ -554,14 +558,16 @@ int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
 
 int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
-	int rc;
+	int rc, added;
 
 	ut_clear_errdetail();
 
 	if ((rc = ut_txn_check_put(t, key, klen, val, vlen)))
 		return rc;
 	ut_txn_changing(t);
-	return ut_txn_change_rc(t, ut_bt_put(t->db->pager, key, klen, val, vlen));
+	rc = ut_bt_put(t->db->pager, key, klen, val, vlen, &added);
+	t->defdelta += rc == UT_OK && added;
+	return ut_txn_change_rc(t, rc);
 }
 
 /* ut_get's and ut_get_ref's arguments. */
@@ -687,7 +693,9 @@ int ut_del(ut_txn *t, const void *key, size_t klen)
 	if ((rc = ut_txn_check_write(t)) || (rc = ut_txn_check_key(key, klen)))
 		return rc;
 	ut_txn_changing(t);
-	return ut_txn_change_rc(t, ut_bt_del(t->db->pager, key, klen));
+	rc = ut_bt_del(t->db->pager, key, klen);
+	t->defdelta -= rc == UT_OK;
+	return ut_txn_change_rc(t, rc);
 }
 
 int ut_cursor_open(ut_txn *t, ut_cursor **out)

@@ -29,7 +29,10 @@
  *     fields and zeros after them, so two versions differ only in its
  *     first 4 KiB sector and a write torn at a sector boundary leaves it
  *     whole, old or new.  write_pages refuses (UT_EINVAL) a header with a
- *     byte set past that sector rather than write it unprotected.
+ *     byte set past that sector rather than write it unprotected.  A log
+ *     written in another mode has no images: a fullpage open that must
+ *     recover it writes through double-write until recovery's checkpoint
+ *     is done (pager.c, fullpage_recovery_via_dw).
  *
  * Why the image goes with the commit, not with the first write-back:
  * logged at write-back, the image would add a log write and sync to the

@@ -210,6 +210,25 @@ int ut_pager_set_catalog_root(ut_pager *p, uint32_t root)
 	return rc;
 }
 
+uint64_t ut_pager_default_keys(ut_pager *p)
+{
+	return ut_ld64(p->meta->pg.data + UT_META_DEFKEYS);
+}
+
+/* Tracked: a commit of default-table puts alone then logs and compares
+ * 8 bytes of the header, not the page. */
+int ut_pager_set_default_keys(ut_pager *p, uint64_t keys)
+{
+	uint64_t *touched;
+	int rc = ut_pager_write_tracked(p, &p->meta->pg, &touched);
+
+	if (!rc) {
+		ut_st64(p->meta->pg.data + UT_META_DEFKEYS, keys);
+		ut_page_touch(touched, UT_META_DEFKEYS, 8);
+	}
+	return rc;
+}
+
 int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id)
 {
 	int rc = meta_write(p);
@@ -224,9 +243,81 @@ int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id)
 	return rc;
 }
 
+/* The free-list trunk at head (a UT_PT_FREE page), checked against the
+ * header's free count: the last trunk holds the last pages counted. */
+static int trunk_get(ut_pager *p, uint32_t head, ut_pg **out)
+{
+	uint32_t left = meta32(p, UT_META_FREECOUNT), next, n;
+	ut_pg *pg;
+	int rc;
+
+	if (left == 0) {
+		ut_set_errdetail("%s: page 0: free-list head %u, but the free "
+				 "count is 0", p->path, head);
+		return UT_ECORRUPT;
+	}
+	if ((rc = ut_pager_get(p, head, &pg)))
+		return rc;
+	/* a page popped before is no longer free: a cycle ends here */
+	if (ut_page_type(pg->data) != UT_PT_FREE) {
+		ut_set_errdetail("%s: page %u: on the free list but of type %d",
+				 p->path, head, ut_page_type(pg->data));
+		ut_pager_release(p, pg);
+		return UT_ECORRUPT;
+	}
+	next = ut_page_right(pg->data);
+	n = ut_page_aux(pg->data);
+	if (left <= n || (left == n + 1) != (next == 0)) {
+		ut_set_errdetail("%s: page %u: free-list next pointer %u and %u "
+				 "listed pages, with %u free pages counted",
+				 p->path, head, next, n, left);
+		ut_pager_release(p, pg);
+		return UT_ECORRUPT;
+	}
+	*out = pg;
+	return UT_OK;
+}
+
+/* Take the last member page the trunk lists (not read for its content:
+ * it is rewritten whole). */
+static int alloc_member(ut_pager *p, ut_pg *trunk, int type, ut_pg **out)
+{
+	unsigned n = ut_page_aux(trunk->data);
+	uint32_t m = ut_free_member(trunk->data, n - 1);
+	uint64_t *touched;
+	ut_pg *pg;
+	int rc;
+
+	if (m == 0 || m == trunk->pgno || m >= meta32(p, UT_META_PAGECOUNT)) {
+		ut_set_errdetail("%s: page %u: free-list entry %u names page %u "
+				 "(the file has %u pages)", p->path, trunk->pgno,
+				 n - 1, m, meta32(p, UT_META_PAGECOUNT));
+		ut_pager_release(p, trunk);
+		return UT_ECORRUPT;
+	}
+	if ((rc = ut_pager_write_tracked(p, trunk, &touched))) {
+		ut_pager_release(p, trunk);
+		return rc;
+	}
+	ut_page_set_aux(trunk->data, n - 1);
+	ut_page_touch(touched, 28, 4);
+	ut_pager_release(p, trunk);
+	if ((rc = ut_pager_get(p, m, &pg)))
+		return rc;
+	if ((rc = ut_pager_write_whole(p, pg))) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
+		meta32(p, UT_META_FREECOUNT) - 1);
+	ut_page_init(pg->data, m, type);
+	*out = pg;
+	return UT_OK;
+}
+
 int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 {
-	uint32_t head = meta32(p, UT_META_FREEHEAD);
+	uint32_t head = meta32(p, UT_META_FREEHEAD), next;
 	struct frame *f;
 	ut_pg *pg;
 	int rc;
@@ -234,30 +325,12 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	if ((rc = meta_write(p)))
 		return rc;
 	if (head) {
-		uint32_t left = meta32(p, UT_META_FREECOUNT), next;
-
-		if (left == 0) {
-			ut_set_errdetail("%s: page 0: free-list head %u, but the free "
-					 "count is 0", p->path, head);
-			return UT_ECORRUPT;
-		}
-		if ((rc = ut_pager_get(p, head, &pg)))
+		if ((rc = trunk_get(p, head, &pg)))
 			return rc;
-		/* a page popped before is no longer free: a cycle ends here */
-		if (ut_page_type(pg->data) != UT_PT_FREE) {
-			ut_set_errdetail("%s: page %u: on the free list but of type %d",
-					 p->path, head, ut_page_type(pg->data));
-			ut_pager_release(p, pg);
-			return UT_ECORRUPT;
-		}
-		next = ut_page_right(pg->data);
-		if ((left == 1) != (next == 0)) {
-			ut_set_errdetail("%s: page %u: free-list next pointer %u, with "
-					 "%u free pages counted", p->path, head, next,
-					 left);
-			ut_pager_release(p, pg);
-			return UT_ECORRUPT;
-		}
+		/* the listed pages first: the trunk goes last */
+		if (ut_page_aux(pg->data))
+			return alloc_member(p, pg, type, out);
+		next = ut_page_right(pg->data); /* before the page is rewritten */
 		if ((rc = ut_pager_write_whole(p, pg))) {
 			ut_pager_release(p, pg);
 			return rc;
@@ -298,11 +371,56 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	return UT_OK;
 }
 
+/* Format 3: list pgno in the head trunk when it has room, without
+ * writing the page itself -- so a drop of many pages neither copies nor
+ * logs them, only the trunk's 4 bytes each.  1: listed; 0: no room (or
+ * an older format), the page becomes a trunk. */
+static int free_listed(ut_pager *p, uint32_t pgno)
+{
+	uint32_t head = meta32(p, UT_META_FREEHEAD);
+	uint64_t *touched;
+	unsigned n;
+	ut_pg *t;
+	int rc;
+
+	if (!head || ut_meta_format(p->meta->pg.data) < UT_FORMAT_VERSION)
+		return 0;
+	if ((rc = trunk_get(p, head, &t)))
+		return rc;
+	n = ut_page_aux(t->data);
+	if (n >= UT_FREE_CAP) {
+		ut_pager_release(p, t);
+		return 0;
+	}
+	if ((rc = ut_pager_write_tracked(p, t, &touched))) {
+		ut_pager_release(p, t);
+		return rc;
+	}
+	ut_st32(t->data + UT_PG_HDR + 4 * n, pgno);
+	ut_page_set_aux(t->data, n + 1);
+	ut_page_touch(touched, 28, 4);
+	ut_page_touch(touched, UT_PG_HDR + 4 * n, 4);
+	ut_pager_release(p, t);
+	return 1;
+}
+
 int ut_pager_free(ut_pager *p, ut_pg *pg)
 {
 	int rc;
 
-	if ((rc = meta_write(p)) || (rc = ut_pager_write_whole(p, pg))) {
+	if ((rc = meta_write(p)) == UT_OK)
+		rc = free_listed(p, pg->pgno);
+	if (rc < 0) {
+		ut_pager_release(p, pg);
+		return rc;
+	}
+	if (rc == 1) {
+		ut_st32(p->meta->pg.data + UT_META_FREECOUNT,
+			meta32(p, UT_META_FREECOUNT) + 1);
+		ut_pager_release(p, pg);
+		return UT_OK;
+	}
+	if ((rc = ut_pager_write_whole(p, pg))) {
 		ut_pager_release(p, pg);
 		return rc;
 	}

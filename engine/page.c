@@ -215,6 +215,9 @@ int ut_page_check(const uint8_t *p, uint32_t pgno, const char *path)
 				    ut_page_aux(p) > UT_OVFL_CAP))
 		return bad(path, pgno, "overflow page holds %u bytes (1..%u)",
 			   ut_page_aux(p), UT_OVFL_CAP);
+	if (t == UT_PT_FREE && ut_page_aux(p) > UT_FREE_CAP)
+		return bad(path, pgno, "free-list page lists %u pages (at most %u)",
+			   ut_page_aux(p), UT_FREE_CAP);
 	if (t != UT_PT_META && ut_page_right(p) == pgno)
 		return bad(path, pgno, "next page pointer is the page itself");
 	return UT_OK;

@@ -92,6 +92,16 @@ static inline void ut_page_set_right(uint8_t *p, uint32_t v) { ut_st32(p + 24, v
 static inline uint32_t ut_page_aux(const uint8_t *p) { return ut_ld32(p + 28); }
 static inline void ut_page_set_aux(uint8_t *p, uint32_t v) { ut_st32(p + 28, v); }
 
+/* A free page (UT_PT_FREE) is a free-list trunk: "right" is the next
+ * trunk, aux counts the member pages whose numbers follow the header as
+ * u32s -- free pages that were put on the list without being written
+ * (format 3, pager.h).  A member's content is whatever it held last. */
+#define UT_FREE_CAP ((UT_PAGE_SIZE - UT_PG_HDR) / 4u)
+static inline uint32_t ut_free_member(const uint8_t *p, unsigned i)
+{
+	return ut_ld32(p + UT_PG_HDR + 4 * i);
+}
+
 /* Cell i of a slotted page and its length (i < nslots: the engine's own
  * invariant; asserts are on in the Debug and sanitizer builds only). */
 static inline uint8_t *ut_page_cell(uint8_t *p, unsigned i)

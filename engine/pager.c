@@ -36,6 +36,63 @@ int ut_pager_protect(ut_pager *p)
 {
 	return p->readonly ? (int)p->last_mode : p->fl->ops->protect;
 }
+
+int ut_pager_logs_images(ut_pager *p)
+{
+	return !p->readonly && (p->fl->ops->log_images || p->fpi_pending);
+}
+
+/* fullpage protects a page by its image in the log, and a log written in
+ * another mode has none: opening such a database after a crash in
+ * fullpage mode, its recovery's page writes (redo's evictions, the
+ * checkpoint that ends it) would be unprotected, and a crash during them
+ * would tear pages whose log holds only deltas.  So they go through the
+ * double-write file; ut_pager_recovered hands over to fullpage after that
+ * checkpoint.  Called once the header is read. */
+static int fullpage_recovery_via_dw(ut_pager *p)
+{
+	ut_flusher *dw;
+	int rc;
+
+	if (p->fl->ops->protect != UT_PROTECT_FULLPAGE || p->last_clean ||
+	    p->last_mode == UT_PROTECT_FULLPAGE)
+		return UT_OK;
+	rc = ut_flusher_create(UT_PROTECT_DOUBLEWRITE, p->vfs, p->path, p->file,
+			       &p->ctr, &dw);
+	/* (its recover: the batch ids of copies a double-write run left) */
+	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file)) != UT_OK)
+		ut_flusher_destroy(dw);
+	if (rc)
+		return rc;
+	ut_flusher_destroy(p->fl);
+	p->fl = dw;
+	p->fpi_pending = 1;
+	return UT_OK;
+}
+
+int ut_pager_recovered(ut_pager *p)
+{
+	ut_flusher *fl;
+	int rc;
+
+	if (!p->fpi_pending)
+		return UT_OK;
+	rc = ut_flusher_create(UT_PROTECT_FULLPAGE, p->vfs, p->path, p->file,
+			       &p->ctr, &fl);
+	if (rc)
+		return rc;
+	snprintf(fl->reason, sizeof(fl->reason), "requested by name (the "
+		 "recovery of a crash in %s mode wrote through the double-write "
+		 "file)", ut_protect_name((int)p->last_mode));
+	pthread_mutex_lock(&p->flush_mu);
+	pthread_mutex_lock(&p->mu);
+	ut_flusher_destroy(p->fl);
+	p->fl = fl;
+	p->fpi_pending = 0;
+	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->flush_mu);
+	return UT_OK;
+}
 int ut_pager_fatal(ut_pager *p) { return fatal_now(p); }
 size_t ut_pager_frames(ut_pager *p)
 {
@@ -692,6 +749,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 			p->last_mode = ut_ld32(mf->pg.data + UT_META_MODE);
 			p->last_clean = ut_ld32(mf->pg.data + UT_META_CLEAN);
 		}
+		if ((rc = fullpage_recovery_via_dw(p)))
+			goto fail;
 		if (p->last_mode == UT_PROTECT_DOUBLEWRITE && !p->last_clean &&
 		    !p->dw_existed) {
 			ut_set_errdetail("%s: the database last ran in doublewrite "

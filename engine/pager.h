@@ -119,6 +119,9 @@
  *          tables (catalog.h); 0 = no table was ever created
  *  100 u32 reserved, 0
  *  104 u64 the id the next created table gets (format 3)
+ *  112 u64 keys in the default table (format 3): counted once by the
+ *          create that makes the file format 3, then kept by every
+ *          commit that adds or deletes default-table keys
  * The fields from 64 to 95 are written only by checkpoints and bound
  * raises, outside transactions, so they never appear in the log; the
  * fields from 96 on change in transactions, like the root, and are
@@ -140,7 +143,17 @@
  * UT_RECOVERY_FULL_SCAN=1 in the environment: the full read as before.
  * Format-1 files open (the full read once) and are rewritten as format 2
  * by open's checkpoint; older builds refuse format 2 (UT_EVERSION).
- * Free pages are UT_PT_FREE pages chained through the header's "right".
+ * Free pages are UT_PT_FREE pages (trunks) chained through the header's
+ * "right"; in format 3 a trunk also lists up to UT_FREE_CAP other free
+ * pages by number (page.h), which were put on the list without being
+ * rewritten: a drop of N pages logs about 4N bytes of trunk entries
+ * instead of N whole pages, and holds none of them.  ut_pager_free lists
+ * a page in the head trunk while it has room, else the page becomes the
+ * new head trunk; ut_pager_alloc takes the head trunk's last listed page
+ * first (rewritten whole: its old content is not read for anything but
+ * the snapshots that still see it), the trunk itself once it lists none.
+ * The header's free count counts trunks and listed pages.  Format 2 files
+ * (no table) keep trunks that list nothing, as older builds write them.
  */
 #ifndef UT_PAGER_H
 #define UT_PAGER_H
@@ -181,6 +194,7 @@
 #define UT_META_PAGEBOUND 88
 #define UT_META_CATROOT 96
 #define UT_META_TABLEID 104
+#define UT_META_DEFKEYS 112
 
 /* The format a header image m is written as: 3 with a catalog, else 2. */
 static inline uint32_t ut_meta_format(const uint8_t *m)
@@ -248,6 +262,7 @@ typedef struct ut_snap {
 	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
 	uint32_t root, npages; /* the header's root and page count then */
 	uint32_t catroot;      /* and its catalog root (0: no tables) */
+	uint64_t defkeys;      /* and its default-table key count (format 3) */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
 	struct ut_snap *prev, *next;
 	/* The replaced versions this snapshot is the youngest live one to
@@ -344,6 +359,10 @@ int ut_pager_set_root(ut_pager *p, uint32_t root);
  * transaction; a non-zero root makes the header format 3. */
 uint32_t ut_pager_catalog_root(ut_pager *p);
 int ut_pager_set_catalog_root(ut_pager *p, uint32_t root);
+/* The header's default-table key count (UT_META_DEFKEYS; meaningful in
+ * format 3 only), the writer's view, and its change in the transaction. */
+uint64_t ut_pager_default_keys(ut_pager *p);
+int ut_pager_set_default_keys(ut_pager *p, uint64_t keys);
 /* A new table's id, above the header's counter and above floor (the
  * handle's last id: an aborted create's id rolls back with the header,
  * but a handle given out for it must not come to name another table);
@@ -385,6 +404,13 @@ ut_io_counters *ut_pager_counters(ut_pager *p);
  * read atomically; flush.h ut_ctr_add). */
 void ut_pager_counters_copy(ut_pager *p, ut_io_counters *out);
 int ut_pager_protect(ut_pager *p);
+/* Commits of this handle log page images (fullpage), now or once
+ * recovery is done: the log must take them (wal.h format 2). */
+int ut_pager_logs_images(ut_pager *p);
+/* Recovery's checkpoint is done: a fullpage open whose recovery wrote
+ * through double-write (the crash happened in another mode, so its log
+ * has no page images) switches to fullpage.  No-op otherwise. */
+int ut_pager_recovered(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
 /* Frames currently allocated / pinned (tests). */
 size_t ut_pager_frames(ut_pager *p);

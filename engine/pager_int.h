@@ -217,6 +217,10 @@ struct ut_pager {
 	 * LSN is at or below it is logged whole at its next change.  Set
 	 * under the writer's exclusion, read by the writer. */
 	uint64_t fpi_redo;
+	/* fullpage was asked for, but this open's recovery writes through
+	 * double-write (pager.c, fullpage_recovery_via_dw) until
+	 * ut_pager_recovered */
+	int fpi_pending;
 	uint32_t ckpt_meta_gen;
 	int ckpt_rc;
 	/* A caller's checkpoint (no cleaner thread) writes with p->mu let go,

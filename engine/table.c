@@ -224,6 +224,51 @@ static uint64_t pages_in_use(ut_pager *p)
 	return (uint64_t)ut_pager_page_count(p) - ut_pager_free_count(p);
 }
 
+int ut_tables_store_default(ut_txn *t)
+{
+	ut_pager *p = t->db->pager;
+	int rc = UT_OK;
+
+	/* format 2 keeps no count: the create that makes format 3 counts */
+	if (ut_pager_catalog_root(p))
+		rc = ut_pager_set_default_keys(p, ut_pager_default_keys(p) +
+						      (uint64_t)t->defdelta);
+	if (rc == UT_OK)
+		t->defdelta = 0;
+	return rc;
+}
+
+/* The default table's keys by a walk of its tree, in t's view. */
+static int count_default(ut_txn *t, uint64_t *n)
+{
+	ut_btcur c;
+	int rc;
+
+	*n = 0;
+	ut_btcur_init(&c, t->db->pager, ut_txn_snap(t));
+	for (rc = ut_btcur_seek(&c, NULL, 0); rc == UT_OK; rc = ut_btcur_next(&c))
+		++*n;
+	ut_btcur_fini(&c);
+	return rc == UT_NOTFOUND ? UT_OK : rc;
+}
+
+/* The first create makes the file format 3: from then on the header
+ * keeps the default table's key count, so count it now, once (a walk
+ * of the default tree: the one O(keys) step; nothing counted before). */
+static int start_default_count(ut_txn *t)
+{
+	uint64_t n;
+	int rc;
+
+	if (ut_pager_catalog_root(t->db->pager))
+		return UT_OK;
+	if ((rc = count_default(t, &n)) ||
+	    (rc = ut_pager_set_default_keys(t->db->pager, n)))
+		return rc;
+	t->defdelta = 0;
+	return UT_OK;
+}
+
 static int table_create(ut_txn *t, const char *name, size_t nlen,
 			ut_table **out)
 {
@@ -233,7 +278,8 @@ static int table_create(ut_txn *t, const char *name, size_t nlen,
 	ut_pg *pg;
 	int rc;
 
-	if ((rc = ut_pager_new_table_id(p, t->db->last_table_id, &e.id)) ||
+	if ((rc = start_default_count(t)) ||
+	    (rc = ut_pager_new_table_id(p, t->db->last_table_id, &e.id)) ||
 	    (rc = ut_pager_alloc(p, UT_PT_LEAF, &pg)))
 		return rc;
 	t->db->last_table_id = e.id;
@@ -365,6 +411,27 @@ static void info_of(const char *name, size_t nlen, const ut_catent *e,
 	info->pages = e->pages;
 }
 
+/* The default table: its name "", its key count from the header (format
+ * 3) or by a walk (format 2: no count is kept); pages are not counted. */
+static int default_stat(ut_txn *t, ut_table_info *info)
+{
+	ut_snap *s = ut_txn_snap(t);
+	uint32_t catroot = s ? s->catroot : ut_pager_catalog_root(t->db->pager);
+	uint64_t n;
+	int rc;
+
+	memset(info, 0, sizeof(*info));
+	if (!catroot) {
+		if ((rc = count_default(t, &n)))
+			return rc;
+	} else {
+		n = s ? s->defkeys : ut_pager_default_keys(t->db->pager) +
+				     (uint64_t)t->defdelta;
+	}
+	info->keys = n;
+	return UT_OK;
+}
+
 int ut_table_stat(ut_txn *t, ut_table *h, ut_table_info *info)
 {
 	struct ut_tstate *s;
@@ -374,6 +441,8 @@ int ut_table_stat(ut_txn *t, ut_table *h, ut_table_info *info)
 	ut_clear_errdetail();
 	if (!t || !info)
 		return UT_EINVAL;
+	if (!h)
+		return default_stat(t, info);
 	if ((rc = tstate_of(t, h, &s)))
 		return rc;
 	entry_of(s, &e);

@@ -73,6 +73,7 @@ struct ut_txn {
 	ut_pg **pinset;
 	size_t pincap;
 	struct ut_tstate *tables; /* the named tables this transaction used */
+	int64_t defdelta; /* default-table keys added less deleted */
 };
 
 /* ---- db.c, for table.c ---- */
@@ -100,6 +101,9 @@ int ut_txn_get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
 
 /* Store the catalog entries of the tables t changed (before commit). */
 int ut_tables_store(ut_txn *t);
+/* Store the default table's key count changed by t (t->defdelta) in the
+ * header, in format 3 (before commit). */
+int ut_tables_store_default(ut_txn *t);
 /* Free t's table states (t is ending). */
 void ut_tables_release(ut_txn *t);
 /* Free every handle db gave out (ut_close). */

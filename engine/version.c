@@ -279,6 +279,7 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 	s->root = ut_ld32(m + UT_META_ROOT);
 	s->npages = ut_ld32(m + UT_META_PAGECOUNT);
 	s->catroot = ut_ld32(m + UT_META_CATROOT);
+	s->defkeys = ut_ld64(m + UT_META_DEFKEYS);
 	s->began_ms = now_ms();
 	memset(s->memo, 0, sizeof(s->memo));
 	s->kept = s->kept_tail = NULL;

@@ -141,7 +141,10 @@
  * UT_EVERSION).  The header page is not imaged: its fields fit in its
  * first 4 KiB sector and the rest is zeros in every version, so a write
  * torn at a sector boundary leaves it old or new (the premise PostgreSQL
- * makes for pg_control).  In atomic mode a page failing its
+ * makes for pg_control).  A database that crashed in another mode has no
+ * images in its log: opened in fullpage mode, its recovery writes pages
+ * through the "-dw" file, and fullpage takes over after recovery's
+ * checkpoint.  In atomic mode a page failing its
  * checksum is corruption: it is counted (corrupt_pages), named in
  * ut_errdetail, and UT_ECORRUPT is returned instead of its data.
  *
@@ -476,7 +479,10 @@ UT_API int ut_table_drop(ut_txn *t, ut_table *tbl);
 /* Delete every key of the table (its pages to the free list but one, an
  * empty root); the table and its handle remain. */
 UT_API int ut_table_clear(ut_txn *t, ut_table *tbl);
-/* The table's name and counts as t sees them. */
+/* The table's name and counts as t sees them.  tbl NULL: the default
+ * table (name "", pages 0: not counted); its key count is kept in the
+ * header from the first table's create on (format 3), and counted by a
+ * walk of its tree in a database that never had a table. */
 UT_API int ut_table_stat(ut_txn *t, ut_table *tbl, ut_table_info *info);
 /* List tables in name order: the first table whose name sorts above
  * after (memcmp, then length; NULL or "" = the first table) into *info.

@@ -15,7 +15,7 @@
  *   2. hold exactly the state after committed transaction k for some
  *      acked <= k <= acked + inflight: the same tables (listed in order),
  *      each with the same keys and values, and each table's catalog key
- *      count right -- a digest of all of it compared with the model's;
+ *      count right (the default table's too, kept in the header) -- a digest of all of it compared with the model's;
  *   3. pass ut_check (every page reached once: a drop's freed pages are
  *      on the free list and nowhere else, counts match the trees).
  * The model is an in-memory copy of every table, one digest per
@@ -43,6 +43,14 @@
 #define NKEY 120   /* keys k000..k119 per table */
 #define NTXN 24
 #define MAXOPS 40
+/* A big drop: txn BIGFILL puts every key into t0 with values of 2
+ * overflow pages (some 250 pages against a cache of 24 frames), txn
+ * BIGDROP drops it; both checkpoint.  Besides the points spread over the
+ * run, the sweep cuts the power at every I/O event of the drop's commit
+ * and checkpoint. */
+#define BIGFILL 1
+#define BIGDROP 2
+#define OPS_CAP (NKEY + 2)
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -75,7 +83,7 @@ struct op {
 };
 
 struct txn {
-	struct op ops[MAXOPS];
+	struct op ops[OPS_CAP];
 	int nops;
 	int abort, checkpoint;
 	int64_t state; /* committed: the model state after it */
@@ -193,6 +201,37 @@ static void gen_workload(struct workload *w, uint64_t seed)
 		t->abort = i >= 3 && rnd(&s, 100) < 15;
 		t->checkpoint = rnd(&s, 100) < 20;
 		tm = m;
+		if (i == BIGFILL || i == BIGDROP) {
+			struct mtab *mt = &tm.t[0];
+
+			t->checkpoint = 1;
+			n = 0;
+			if (i == BIGDROP) {
+				t->ops[t->nops++] = (struct op){ .kind = OP_DROP };
+				mt->exists = 0;
+				/* and a put beside it: one commit for both */
+				t->ops[t->nops++] = (struct op){
+					.kind = OP_PUT, .tab = -1, .key = 1,
+					.ver = ver, .vlen = 100 };
+				tm.t[NTAB].vlen[1] = 100;
+				tm.t[NTAB].ver[1] = ver++;
+			} else {
+				if (!mt->exists) {
+					t->ops[t->nops++] = (struct op){ .kind = OP_CREATE };
+					mt->exists = 1;
+					mtab_empty(mt);
+				}
+				for (int k = 0; k < NKEY; k++) {
+					struct op *o = &t->ops[t->nops++];
+
+					*o = (struct op){ .kind = OP_PUT, .key = k,
+							  .ver = ver++, .vlen = 16500 +
+							  (uint32_t)rnd(&s, 13000) };
+					mt->vlen[k] = o->vlen;
+					mt->ver[k] = o->ver;
+				}
+			}
+		}
 		for (int j = 0; j < n; j++) {
 			struct op *o = &t->ops[t->nops];
 			uint64_t r = rnd(&s, 100);
@@ -238,6 +277,7 @@ static void gen_workload(struct workload *w, uint64_t seed)
 /* ---- the runner ------------------------------------------------------ */
 
 struct run {
+	uint64_t drop_from, drop_to; /* the big drop's I/O events */
 	int64_t acked;
 	int inflight;
 	int crashed;
@@ -301,6 +341,8 @@ static void run(struct workload *w, ut_simdisk *d, int protect,
 		struct txn *t = &w->t[i];
 		ut_txn *tx;
 
+		if (i == BIGDROP)
+			r->drop_from = ut_simdisk_event_count(d);
 		if ((rc = ut_begin(db, 0, &tx))) {
 			snprintf(r->what, sizeof(r->what), "txn %d begin: %s", i,
 				 ut_strerror(rc));
@@ -330,6 +372,8 @@ static void run(struct workload *w, ut_simdisk *d, int protect,
 				 i, ut_strerror(rc));
 			goto close;
 		}
+		if (i == BIGDROP)
+			r->drop_to = ut_simdisk_event_count(d);
 	}
 close:
 	(void)ut_close(db);
@@ -363,14 +407,15 @@ static int table_digest(ut_txn *t, ut_table *tb, uint64_t *h, char *msg,
 	if (rc != UT_NOTFOUND)
 		return rc;
 	*h = fnv(*h, "|", 1);
-	if (tb) {
-		ut_table_info ti;
+	{
+		ut_table_info ti; /* tb NULL: the header's default count */
 
 		if ((rc = ut_table_stat(t, tb, &ti)))
 			return rc;
 		if (ti.keys != n) {
-			snprintf(msg, mn, "table %s: the catalog counts %llu keys, "
-				 "the scan found %llu", ti.name,
+			snprintf(msg, mn, "table %s: the %s counts %llu keys, "
+				 "the scan found %llu", tb ? ti.name : "(default)",
+				 tb ? "catalog" : "header",
 				 (unsigned long long)ti.keys, (unsigned long long)n);
 			return UT_ECORRUPT;
 		}
@@ -514,6 +559,16 @@ static void sweep(int protect)
 			bad += crash_point(&w, protect, p < events ? p : events - 1);
 			points++;
 		}
+		/* every event of the big drop's commit and checkpoint */
+		assert_true(dry.drop_to > dry.drop_from);
+		for (uint64_t p = dry.drop_from; p < dry.drop_to; p++) {
+			bad += crash_point(&w, protect, p);
+			points++;
+		}
+		print_message("[%s] seed %ld: the big drop: events %llu..%llu\n",
+			      ut_protect_name(protect), seed,
+			      (unsigned long long)dry.drop_from,
+			      (unsigned long long)dry.drop_to);
 		print_message("[%s] seed %ld: %llu events, %lld commits\n",
 			      ut_protect_name(protect), seed,
 			      (unsigned long long)events, (long long)w.ncommitted);

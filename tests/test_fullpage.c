@@ -6,7 +6,8 @@
  * log's IMAGE record crafted (wrong page number, wrong size, lying
  * contents, an image of the header page), an image as the only evidence
  * of a commit past a damaged record, the log's format marking, and a
- * transaction of images too big for the log's buffer.
+ * transaction of images too big for the log's buffer, a snapshot and a
+ * backup beside fullpage commits.
  * (Every crash point with random tears: test_crash's fullpage sweep.)
  *
  * The base: keys committed and checkpointed, then commits that change
@@ -14,6 +15,7 @@
  * then the power cut with the log durable and the pages written since
  * the checkpoint in place (a small cache evicts them).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,10 +82,10 @@ static void commit_range(ut_db *db, int from, int to, int gen, int per)
  * key, 20 keys a commit (each first change of a page since the
  * checkpoint is an image; sabotage: none is); then the power cut,
  * everything acknowledged durable in the log.  Returns the disk. */
-static ut_simdisk *base(int sabotage)
+static ut_simdisk *base_mode(int protect, int sabotage)
 {
 	ut_simdisk *d = ut_simdisk_new();
-	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	ut_options o = opts(protect);
 	ut_db *db;
 	ut_stats st;
 	uint64_t images;
@@ -98,8 +100,8 @@ static ut_simdisk *base(int sabotage)
 		commit_range(db, i, i + 60 < NKEYS ? i + 60 : NKEYS, 1, 20);
 	ut_pager_sabotage_images = 0;
 	assert_int_equal(ut_stats_get(db, &st), UT_OK);
-	assert_int_equal(st.protect, UT_PROTECT_FULLPAGE);
-	if (sabotage)
+	assert_int_equal(st.protect, protect);
+	if (sabotage || protect != UT_PROTECT_FULLPAGE)
 		assert_int_equal(st.page_images, images);
 	else
 		assert_true(st.page_images > images);
@@ -109,6 +111,11 @@ static ut_simdisk *base(int sabotage)
 	(void)ut_close(db);
 	assert_int_equal(ut_simdisk_reboot_policy(d, 1, UT_SIMDISK_KEEP_ALL), UT_OK);
 	return d;
+}
+
+static ut_simdisk *base(int sabotage)
+{
+	return base_mode(UT_PROTECT_FULLPAGE, sabotage);
 }
 
 /* Every key with the value of its last committed generation. */
@@ -484,6 +491,174 @@ static void test_big_txn_images(void **s)
 	ut_simdisk_free(d);
 }
 
+/* A read transaction keeps its snapshot across commits and a checkpoint
+ * in fullpage mode, and a backup taken meanwhile opens as a complete
+ * database (in fullpage mode too). */
+static void test_snapshot_and_backup(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	char k[16], v[300];
+	ut_db *db, *copy;
+	ut_txn *r, *t;
+	void *got;
+	size_t n;
+
+	(void)s;
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	commit_range(db, 0, NKEYS, 0, 50);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	commit_range(db, 0, NKEYS, 1, 50);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	assert_int_equal(ut_backup(db, "/fp-copy.db"), UT_OK);
+	for (int i = 0; i < NKEYS; i += 13) {
+		snprintf(k, sizeof(k), "key%05d", i);
+		val_of(v, sizeof(v), i, 0);
+		assert_int_equal(ut_get(r, k, strlen(k), &got, &n), UT_OK);
+		assert_memory_equal(got, v, sizeof(v));
+		free(got);
+	}
+	ut_abort(r);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), "/fp-copy.db", &o, &copy),
+			 UT_OK);
+	assert_int_equal(ut_begin(copy, UT_RDONLY, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i += 13) {
+		snprintf(k, sizeof(k), "key%05d", i);
+		val_of(v, sizeof(v), i, 1);
+		assert_int_equal(ut_get(t, k, strlen(k), &got, &n), UT_OK);
+		assert_memory_equal(got, v, sizeof(v));
+		free(got);
+	}
+	ut_abort(t);
+	assert_int_equal(ut_check(copy, NULL, NULL), UT_OK);
+	assert_int_equal(ut_close(copy), UT_OK);
+	ut_simdisk_free(d);
+}
+
+/* A database that crashed in doublewrite mode (its log since the
+ * checkpoint has deltas, no images) opened in fullpage mode: recovery
+ * writes the pages it rebuilt (evictions, its checkpoint), and the power
+ * goes during those writes, tearing them; the next open must still
+ * recover every commit.  Every I/O event of the recovery. */
+static void test_mode_switch_recovery(void **s)
+{
+	uint64_t k, points = 0;
+
+	(void)s;
+	for (k = 1;; k++) {
+		ut_simdisk *d = base_mode(UT_PROTECT_DOUBLEWRITE, 0);
+		ut_db *db;
+		int rc;
+
+		ut_simdisk_crash_at(d, ut_simdisk_event_count(d) + k);
+		rc = open_db(d, &db);
+		if (rc == UT_OK) { /* recovery ended before event k */
+			ut_stats st;
+
+			ut_simdisk_crash_at(d, UT_SIMDISK_NEVER);
+			check_contents(db);
+			/* fullpage from here on: commits log images */
+			commit_range(db, 0, 20, 1, 20);
+			assert_int_equal(ut_stats_get(db, &st), UT_OK);
+			assert_int_equal(st.protect, UT_PROTECT_FULLPAGE);
+			assert_true(st.page_images > 0);
+			assert_int_equal(ut_close(db), UT_OK);
+			ut_simdisk_free(d);
+			break;
+		}
+		assert_true(ut_simdisk_crashed(d));
+		assert_int_equal(ut_simdisk_reboot_policy(d, k, k % 2 ? UT_SIMDISK_TEAR_ALL
+							     : UT_SIMDISK_RANDOM), UT_OK);
+		rc = open_db(d, &db);
+		if (rc != UT_OK)
+			fail_msg("crash at recovery event %llu, then open: %s: %s",
+				 (unsigned long long)k, ut_strerror(rc), ut_errdetail());
+		check_contents(db);
+		assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
+		assert_int_equal(ut_close(db), UT_OK);
+		ut_simdisk_free(d);
+		points++;
+	}
+	printf("  %llu crash points in the recovery\n", (unsigned long long)points);
+	assert_true(points > 20);
+}
+
+/* Threads: writers committing (each first change of a page since a
+ * checkpoint an image) while the cleaner thread writes pages and runs
+ * checkpoints every 64 KiB of log, readers beside them; then a clean
+ * reopen holds every commit.  (Under ThreadSanitizer, the image decision
+ * against the checkpoint requests.) */
+struct thr {
+	ut_db *db;
+	int id, writer;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *a = arg;
+	char k[16], v[300];
+
+	for (int i = 0; i < 60; i++) {
+		ut_txn *t;
+		void *got;
+		size_t n;
+
+		if (a->writer) {
+			assert_int_equal(ut_begin(a->db, 0, &t), UT_OK);
+			for (int j = 0; j < 5; j++) {
+				int key = (a->id * 997 + i * 5 + j) % NKEYS;
+
+				snprintf(k, sizeof(k), "key%05d", key);
+				val_of(v, sizeof(v), key, 1);
+				assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)),
+						 UT_OK);
+			}
+			assert_int_equal(ut_commit(t), UT_OK);
+		} else {
+			assert_int_equal(ut_begin(a->db, UT_RDONLY, &t), UT_OK);
+			snprintf(k, sizeof(k), "key%05d", (a->id * 31 + i) % NKEYS);
+			assert_int_equal(ut_get(t, k, strlen(k), &got, &n), UT_OK);
+			free(got);
+			ut_abort(t);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads_cleaner(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_options o = opts(UT_PROTECT_FULLPAGE);
+	pthread_t th[6];
+	struct thr a[6];
+	ut_db *db;
+	ut_stats st;
+
+	(void)s;
+	o.flush_inline = 0;
+	assert_int_equal(ut_db_open_vfs(ut_simdisk_vfs(d), DB, &o, &db), UT_OK);
+	commit_range(db, 0, NKEYS, 1, 50);
+	ut_db_set_checkpoint_bytes(db, 64 << 10);
+	for (int i = 0; i < 6; i++) {
+		a[i] = (struct thr){ db, i, i < 4 };
+		assert_int_equal(pthread_create(&th[i], NULL, thr_main, &a[i]), 0);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(ut_stats_get(db, &st), UT_OK);
+	printf("  %llu page images, %llu checkpoints\n",
+	       (unsigned long long)st.page_images,
+	       (unsigned long long)st.checkpoints);
+	assert_true(st.checkpoints > 1);
+	assert_int_equal(ut_close(db), UT_OK);
+	assert_int_equal(open_db(d, &db), UT_OK);
+	check_contents(db);
+	assert_int_equal(ut_check(db, NULL, NULL), UT_OK);
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +672,9 @@ int main(void)
 		cmocka_unit_test(test_image_is_evidence),
 		cmocka_unit_test(test_log_format_upgrade),
 		cmocka_unit_test(test_big_txn_images),
+		cmocka_unit_test(test_snapshot_and_backup),
+		cmocka_unit_test(test_mode_switch_recovery),
+		cmocka_unit_test(test_threads_cleaner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

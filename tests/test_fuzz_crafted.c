@@ -11,13 +11,15 @@
  * structure is changed, never a key's or a value's own bytes: those a
  * checksum that passes cannot vouch for.
  *
- * Two bases are built once per run, each by a child process:
+ * Three bases are built once per run, each by a child process:
  *   C: 1500 keys (long keys, so the tree has interior levels; eight
  *      40-70 KB overflow values), 200 keys and two overflow values deleted
  *      (free pages), a checkpoint, 15 more commits, closed;
  *   R: the same with a 256 KiB cache and no close, so opening it replays the
- *      log and the -dw file holds copies (log and -dw mutations target R).
- * Both hold named tables too: "ta" (300 keys, overflow values among them),
+ *      log and the -dw file holds copies (-dw mutations target R);
+ *   F: R in fullpage mode: its log holds page images (IMAGE records) among
+ *      the deltas (log mutations target R or F, half each).
+ * All hold named tables too: "ta" (300 keys, overflow values among them),
  * "tb" (200 keys), and "tc", dropped (its pages free); the "catalog"
  * target changes a catalog entry's root, id, counts or flags, or the
  * header's catalog root or table id, and the child reads every table,
@@ -194,6 +196,7 @@ static const char *const file_suffix[NFILES] = { "", "-wal", "-dw" };
 typedef struct base {
 	char name;
 	int crash; /* left without close */
+	int protect;
 	size_t cache;
 	char path[512];
 	fz_blob f[NFILES];
@@ -204,14 +207,15 @@ typedef struct base {
 	uint32_t *slots, nslots; /* -dw slots with a valid header */
 } base;
 
-static base g_base[2];
+#define NBASES 3
+static base g_base[NBASES];
 
 static ut_options base_options(const base *b)
 {
 	ut_options o;
 
 	ut_options_default(&o);
-	o.protect = UT_PROTECT_DOUBLEWRITE;
+	o.protect = b->protect;
 	o.cache_bytes = b->cache;
 	o.sync = 1;
 	return o;
@@ -329,13 +333,14 @@ static void index_base(base *b)
 }
 
 static void build_base(base *b, const char *dir, char name, int crash,
-		       size_t cache)
+		       size_t cache, int protect)
 {
 	char why[128];
 	int ok;
 
 	b->name = name;
 	b->crash = crash;
+	b->protect = protect;
 	b->cache = cache;
 	snprintf(b->path, sizeof(b->path), "%s/base-%c.db", dir, name);
 	if (fz_run_child(build_child, b, &ok, sizeof(ok), 600, why, sizeof(why)))
@@ -355,7 +360,9 @@ static void build_base(base *b, const char *dir, char name, int crash,
 	       b->ntype[UT_PT_OVERFLOW], b->ntype[UT_PT_FREE], b->f[F_WAL].n,
 	       b->nrecs, b->f[F_DW].n, b->nslots);
 	if (!b->ntype[UT_PT_INTERIOR] || !b->ntype[UT_PT_FREE] ||
-	    !b->ntype[UT_PT_OVERFLOW] || (crash && (!b->nrecs || !b->nslots)))
+	    !b->ntype[UT_PT_OVERFLOW] ||
+	    (crash && (!b->nrecs ||
+		       (protect == UT_PROTECT_DOUBLEWRITE && !b->nslots))))
 		die("base %c: lacks a page type, log records or -dw copies", name);
 }
 
@@ -620,6 +627,14 @@ static void mutate_wal_record(mutation *m, fz_rng *r)
 				  !what, 0, what == 0 ? "delta.pgno" : what == 1 ?
 				  "delta.off" : "delta.len");
 		m->moves_bytes = what < 2;
+	} else if (k == 7 && h[4] == 3) {
+		/* an image: the page it names, or a structural field of the
+		 * page it holds (as a data page is changed) */
+		if (fz_chance(r, 25))
+			set_field(m, r, h + UT_WAL_REC_HDR, 4, 1, 0, "image.pgno");
+		else
+			mutate_page(m, r, h + UT_WAL_REC_HDR + 8,
+				    ut_ld32(h + UT_WAL_REC_HDR));
 	} else if (k == 7) {
 		set_field(m, r, h + UT_WAL_REC_HDR + 8 * fz_below(r, 2), 8, 0, 0,
 			  "commit.txn/first");
@@ -729,7 +744,10 @@ static void plan(mutation *m, uint64_t seed, long i)
 		x -= target_pct[m->target++];
 	/* R's data pages mostly come back whole from their -dw copies or the
 	 * log: data-page targets go to C three times in four */
-	m->base = m->target >= T_WAL_REC ? 1 : fz_chance(&r, 25);
+	if (m->target == T_WAL_REC || m->target == T_WAL_HDR)
+		m->base = fz_chance(&r, 50) ? 2 : 1; /* F: images in its log */
+	else
+		m->base = m->target > T_WAL_HDR ? 1 : fz_chance(&r, 25);
 	b = &g_base[m->base];
 	for (int f = 0; f < NFILES; f++)
 		m->f[f] = dup_blob(&b->f[f]);
@@ -1047,7 +1065,7 @@ int main(void)
 	long timeout_s = fz_env_long("UT_FUZZ_TIMEOUT", 60);
 	int verbose = (int)fz_env_long("UT_FUZZ_VERBOSE", 0);
 	int keep = only >= 0 && fz_env_long("UT_FUZZ_KEEP", 0);
-	static long table[2][NTARGETS][NOUTCOMES];
+	static long table[NBASES][NTARGETS][NOUTCOMES];
 	long failures = 0, done = 0;
 	char dir[512], path[600];
 	time_t t0 = time(NULL);
@@ -1062,8 +1080,9 @@ int main(void)
 	if (mkdir(dir, 0755))
 		die("mkdir %s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%s/it.db", dir);
-	build_base(&g_base[0], dir, 'C', 0, 64u << 20);
-	build_base(&g_base[1], dir, 'R', 1, 256u << 10);
+	build_base(&g_base[0], dir, 'C', 0, 64u << 20, UT_PROTECT_DOUBLEWRITE);
+	build_base(&g_base[1], dir, 'R', 1, 256u << 10, UT_PROTECT_DOUBLEWRITE);
+	build_base(&g_base[2], dir, 'F', 1, 256u << 10, UT_PROTECT_FULLPAGE);
 	printf("seed %llu, %ld iterations\n", (unsigned long long)seed,
 	       only >= 0 ? 1 : iters);
 
@@ -1107,7 +1126,7 @@ int main(void)
 	for (int o = 0; o < NOUTCOMES; o++)
 		printf("---:|");
 	printf("\n");
-	for (int bi = 0; bi < 2; bi++)
+	for (int bi = 0; bi < NBASES; bi++)
 		for (int t = 0; t < NTARGETS; t++) {
 			long tot = 0;
 

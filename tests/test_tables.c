@@ -37,6 +37,7 @@
 #include "helper_fs.h"
 #include "pager.h"
 #include "untorn.h"
+#include "wal.h"
 
 static ut_db *open_db(const char *path)
 {
@@ -574,6 +575,220 @@ static void test_drop_reuses_pages(void **s)
 	free(path);
 }
 
+/* A drop of a table of many pages neither copies nor logs them: its
+ * log is a few bytes a page (the free-list entries), not the pages'
+ * 16 KiB; the cache stays within its bound while the drop runs (the
+ * walk holds no page it freed); and the next inserts reuse the space
+ * without compact. */
+static void test_drop_cheap(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "dropcheap");
+	ut_db *db = open_db(path); /* a 4 MiB cache: 256 frames */
+	ut_pager *p = ut_db_pager(db);
+	static char val[1000];
+	ut_wal_stats w0, w1;
+	ut_table_info ti;
+	ut_table *tb;
+	ut_txn *t;
+	uint32_t count, free0;
+	size_t frames;
+
+	memset(val, 'v', sizeof(val));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "big", UT_CREATE, &tb), UT_OK);
+	for (int i = 0; i < 60000; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%06d", i);
+		assert_int_equal(ut_tput(t, tb, k, strlen(k), val, 900), UT_OK);
+		if (i % 100 == 0) { /* every 100th in an overflow chain */
+			static char big[40000];
+
+			memset(big, 'o', sizeof(big));
+			assert_int_equal(ut_tput(t, tb, k, strlen(k), big,
+						 sizeof(big)), UT_OK);
+		}
+	}
+	assert_int_equal(ut_table_stat(t, tb, &ti), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	/* past one trunk page of the free list (UT_FREE_CAP entries) */
+	assert_true(ti.pages > UT_FREE_CAP + 100);
+	count = ut_pager_page_count(p);
+	free0 = ut_pager_free_count(p);
+
+	ut_wal_stats_get(ut_db_wal(db), &w0);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_drop(t, tb), UT_OK);
+	frames = ut_pager_frames(p);
+	assert_int_equal(ut_commit(t), UT_OK);
+	ut_wal_stats_get(ut_db_wal(db), &w1);
+	fprintf(stderr, "drop of %llu pages: %llu log bytes, %zu frames held\n",
+		(unsigned long long)ti.pages,
+		(unsigned long long)(w1.bytes_appended - w0.bytes_appended),
+		frames);
+	assert_int_equal(ut_pager_free_count(p) - free0, ti.pages);
+	/* 16 KiB a page before; 4 bytes a page in the free list's trunk
+	 * pages, plus a trunk page whole each 4088 pages */
+	assert_true(w1.bytes_appended - w0.bytes_appended < ti.pages * 32);
+	assert_true(frames <= 256 + 64);
+	check_clean(db);
+
+	/* the space is reused: the same data again, in another table and
+	 * the default one, does not grow the file */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "again", UT_CREATE, &tb), UT_OK);
+	for (int i = 0; i < 60000; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%06d", i);
+		assert_int_equal(i % 2 ? ut_tput(t, tb, k, strlen(k), val, 600)
+				       : ut_put(t, k, strlen(k), val, 600), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_pager_page_count(p), count);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+	/* and after a reopen (the free list as recovery and the header have it) */
+	db = open_db(path);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
+/* A crafted table whose two values share one overflow chain: the drop
+ * reaches the chain twice.  Freed pages are no longer rewritten (their
+ * type does not change), so only the drop's record of the pages it
+ * reached can refuse it -- freeing the chain twice would put its pages
+ * on the free list twice (the page count still matches: 5). */
+static void test_drop_shared_chain(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "shared");
+	ut_db *db = open_db(path);
+	ut_pager *p = ut_db_pager(db);
+	static char big[20000];
+	ut_table_info ti;
+	ut_table *tb;
+	ut_catent e;
+	ut_txn *t;
+	ut_pg *leaf;
+	uint32_t free0;
+
+	memset(big, 's', sizeof(big));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "shared", UT_CREATE, &tb), UT_OK);
+	assert_int_equal(ut_tput(t, tb, "a", 1, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_tput(t, tb, "b", 1, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_table_stat(t, tb, &ti), UT_OK);
+	assert_int_equal(ti.pages, 5); /* the leaf, two chains of 2 */
+	/* a free-list trunk already, so the drop rewrites none of its pages
+	 * (the first page freed into an empty list would become one) */
+	assert_int_equal(ut_table_open(t, "pad", UT_CREATE, &tb), UT_OK);
+	assert_int_equal(ut_table_drop(t, tb), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	free0 = ut_pager_free_count(p);
+	assert_true(free0 > 0);
+	/* b's chain pointer (the u32 after its 7-byte header and key) := a's */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_cat_get(p, NULL, "shared", 6, 0, &e), UT_OK);
+	assert_int_equal(ut_pager_get(p, e.root, &leaf), UT_OK);
+	assert_int_equal(ut_pager_write(p, leaf), UT_OK);
+	assert_int_equal(ut_page_nslots(leaf->data), 2);
+	memcpy(ut_page_cell(leaf->data, 1) + 8, ut_page_cell(leaf->data, 0) + 8, 4);
+	ut_pager_release(p, leaf);
+	assert_int_equal(ut_commit(t), UT_OK);
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "shared", 0, &tb), UT_OK);
+	assert_int_equal(ut_table_drop(t, tb), UT_ECORRUPT);
+	print_message("shared chain: %s\n", ut_errdetail());
+	assert_non_null(strstr(ut_errdetail(), "shared"));
+	assert_non_null(strstr(ut_errdetail(), "reached before"));
+	ut_abort(t);
+	assert_int_equal(ut_pager_free_count(p), free0);
+	(void)ut_close(db);
+	remove_db_files(path);
+	free(path);
+}
+
+/* The default table's key count: counted by a walk while the database
+ * has no table (format 2), counted once by the first create, then kept
+ * in the header by every commit (aborts leave it), seen by snapshots as
+ * of their start, and checked by ut_check. */
+static void test_default_count(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "defcount");
+	ut_db *db = open_db(path);
+	ut_pager *p = ut_db_pager(db);
+	ut_table_info ti;
+	ut_table *tb;
+	ut_txn *t, *r;
+	char k[16];
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 10; i++) {
+		snprintf(k, sizeof(k), "d%02d", i);
+		put_s(t, NULL, k, "v");
+	}
+	put_s(t, NULL, "d00", "again"); /* a replace adds no key */
+	assert_int_equal(ut_table_stat(t, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 10);
+	assert_string_equal(ti.name, "");
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_pager_default_keys(p), 0); /* format 2: not kept */
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "e1", "v");
+	assert_int_equal(ut_table_open(t, "x", UT_CREATE, &tb), UT_OK);
+	put_s(t, NULL, "e2", "v");
+	put_s(t, tb, "e3", "v"); /* the named table's, not the default's */
+	assert_int_equal(ut_del(t, "d05", 3), UT_OK);
+	assert_int_equal(ut_del(t, "nope", 4), UT_NOTFOUND);
+	assert_int_equal(ut_table_stat(t, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 11);
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_pager_default_keys(p), 11);
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "f1", "v");
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	put_s(t, NULL, "f2", "v");
+	ut_abort(t);
+	assert_int_equal(ut_table_stat(r, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 11); /* as of the snapshot */
+	ut_abort(r);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_table_stat(r, NULL, &ti), UT_OK);
+	assert_int_equal(ti.keys, 12);
+	ut_abort(r);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	db = open_db(path);
+	p = ut_db_pager(db);
+	assert_int_equal(ut_pager_default_keys(p), 12);
+	check_clean(db);
+	/* a header that miscounts is found by check */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_pager_set_default_keys(p, 99), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	{
+		ut_check_result cr;
+
+		assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+		assert_non_null(strstr(ut_errdetail(), "header counts 99 keys"));
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
 /* A database without tables stays format 2 on disk; older files open
  * unchanged; the first create makes format 3. */
 static void test_format(void **s)
@@ -907,6 +1122,9 @@ int main(void)
 		cmocka_unit_test(test_snapshot_view),
 		cmocka_unit_test(test_snapshot_race),
 		cmocka_unit_test(test_drop_reuses_pages),
+		cmocka_unit_test(test_drop_cheap),
+		cmocka_unit_test(test_drop_shared_chain),
+		cmocka_unit_test(test_default_count),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_crafted_entries),
 		cmocka_unit_test(test_differential_sqlite),

@@ -1178,6 +1178,13 @@ static int cmd_tables(int argc, char **argv, long batch)
 		return ex;
 	if ((rc = ut_begin(db, UT_RDONLY, &t)))
 		return close_db(db, argv[0], fail_rc(rc, argv[0]));
+	/* the default table first: no name (names have 1..255 bytes), its
+	 * key count, its pages not counted */
+	if ((rc = ut_table_stat(t, NULL, &ti))) {
+		ut_abort(t);
+		return close_db(db, argv[0], fail_rc(rc, argv[0]));
+	}
+	printf("\t%llu\t-\n", (unsigned long long)ti.keys);
 	for (rc = ut_table_next(t, NULL, &ti); rc == UT_OK;
 	     rc = ut_table_next(t, ti.name, &ti)) {
 		put_escaped(stdout, (const unsigned char *)ti.name, strlen(ti.name));

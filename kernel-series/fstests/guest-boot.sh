@@ -2,22 +2,10 @@
 # guest-boot.sh - runs INSIDE the VM as the busybox initramfs's command:
 # mount the fstests root image (NVMe serial "fstroot", see mkroot.sh) and
 # run guest-check.sh (carried in the initramfs) in it with bash.  Arguments are passed through.
-# NVMe controllers probe asynchronously: wait until every one has its disk.
-want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-i=0
-while :; do
-	have=0
-	for b in /sys/block/nvme*n1; do [ -e "$b" ] && have=$((have + 1)); done
-	[ "$have" -ge "$want" ] && [ "$want" -gt 0 ] && break
-	i=$((i + 1)); [ $i -gt 150 ] && break
-	sleep 0.2
-	want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-done
-root=""
-for b in /sys/block/nvme*n1; do
-	[ "$(tr -d ' ' <"$b/device/serial" 2>/dev/null)" = fstroot ] && root=/dev/$(basename "$b")
-done
-[ -n "$root" ] || { echo "guest-boot: no NVMe disk with serial fstroot"; exit 1; }
+# nvme_wait, dev_of SERIAL -> nvmeXn1 (../vm/guest-disks.sh)
+. /bin/guest-disks.sh
+nvme_wait
+root=/dev/$(dev_of fstroot) || { echo "guest-boot: no NVMe disk with serial fstroot"; exit 1; }
 mkdir -p /newroot
 mount -t ext4 "$root" /newroot || exit 1
 mount --bind /proc /newroot/proc

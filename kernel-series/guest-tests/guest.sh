@@ -5,35 +5,31 @@ EXPECT=${1:?expect}
 AID=${2:?aid}
 # untorn.race_iters=N / untorn.race_rounds=N size race_tests (below);
 # untorn.race_only=1 runs race_tests alone (a quick developer pass).
-RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0
+# untorn.shutdown_rounds=N runs the shutdown test N times per filesystem
+# (default 1), untorn.shutdown_hogs=N with N CPU-hog threads,
+# untorn.shutdown_appenders=N with N more atomic writers appending, and
+# untorn.shutdown_only=FS runs nothing but those rounds on FS (a loop to
+# measure how often an acknowledged write is lost).
+# untorn.fsx_ops=N: operations of stress_tests --fsx (default 400).
+RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0 SD_ROUNDS=1 SD_HOGS=0 SD_APPENDERS=0 SD_ONLY="" FSX_OPS=400
 for w in $(cat /proc/cmdline); do
 	case $w in
 	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
 	untorn.race_rounds=*) RACE_ROUNDS=${w#untorn.race_rounds=} ;;
 	untorn.race_only=1) RACE_ONLY=1 ;;
+	untorn.shutdown_rounds=*) SD_ROUNDS=${w#untorn.shutdown_rounds=} ;;
+	untorn.shutdown_hogs=*) SD_HOGS=${w#untorn.shutdown_hogs=} ;;
+	untorn.shutdown_appenders=*) SD_APPENDERS=${w#untorn.shutdown_appenders=} ;;
+	untorn.shutdown_only=*) SD_ONLY=${w#untorn.shutdown_only=}; RACE_ONLY=1 ;;
+	untorn.fsx_ops=*) FSX_OPS=${w#untorn.fsx_ops=} ;;
 	esac
 done
 echo "env.kernel: INFO got=$(uname -r)"
 echo "env.cmdline: INFO got=$(cat /proc/cmdline)"
 
-# NVMe controllers probe asynchronously: wait for all of them.
-want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-i=0
-while :; do
-	have=0
-	for b in /sys/block/nvme*n1; do [ -e "$b" ] && have=$((have + 1)); done
-	[ "$have" -ge "$want" ] && [ "$want" -gt 0 ] && break
-	i=$((i + 1)); [ $i -gt 150 ] && break
-	sleep 0.2
-	want=$(ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l)
-done
-dev_of() {  # dev_of SERIAL -> nvmeXn1
-	for b in /sys/block/nvme*n1; do
-		s=$(cat "$b/device/serial" 2>/dev/null | tr -d ' ')
-		[ "$s" = "$1" ] && { basename "$b"; return 0; }
-	done
-	return 1
-}
+# nvme_wait, dev_of SERIAL -> nvmeXn1 (../vm/guest-disks.sh)
+. /bin/guest-disks.sh
+nvme_wait
 # scsi_debug disk (if scsi_debug.* is on the command line)
 SCSI=""
 if grep -q 'scsi_debug\.' /proc/cmdline; then
@@ -74,6 +70,23 @@ echo "env.disks: INFO got=$(for b in /sys/block/*; do printf '%s=%s ' "$(basenam
 
 rc=0
 [ "$RACE_ONLY" = 1 ] || { /bin/atomic_tests $args; rc=$?; }
+# A filesystem on the scsi_debug disk (generic/767's setup): ext4 bigalloc,
+# 16 KiB clusters, made here (the host's e2fsprogs mke2fs, in the initramfs
+# as mke2fs.e2fsprogs: busybox's mke2fs makes no ext4).
+if [ "$RACE_ONLY" != 1 ] && [ -n "$SCSI" ]; then
+	mkdir -p /mnt/scsifs
+	if /bin/mke2fs.e2fsprogs -q -F -t ext4 -O bigalloc -C 16384 -b 4096 "/dev/$SCSI" >/tmp/mkfs.err 2>&1 &&
+		mount -t ext4 "/dev/$SCSI" /mnt/scsifs 2>>/tmp/mkfs.err; then
+		echo "setup.scsifs: PASS got=ok want=ok"
+		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" --scsifs "/mnt/scsifs:$SCSI" \
+			>/tmp/scsifs.out || rc=1
+		grep -v 'SKIP why=not_given' /tmp/scsifs.out
+		umount /mnt/scsifs
+	else
+		echo "setup.scsifs: FAIL got=mkfs_or_mount_failed($(tr '\n' ' ' </tmp/mkfs.err)) want=ok"
+		rc=1
+	fi
+fi
 # Per-file data journalling (chattr +j) only takes effect on a nodelalloc
 # mount: remount the data=journal disk that way for the ext4 per-file checks.
 if [ "$RACE_ONLY" != 1 ] && grep -q " /mnt/ext4j " /proc/mounts && d=$(dev_of ext4j); then
@@ -93,27 +106,63 @@ fi
 # Shutdown mid-write (as xfstests generic/775, 778): atomic_tests writes
 # RWF_ATOMIC|RWF_DSYNC units and shuts the filesystem down (no log flush)
 # part way; after a remount (log recovery) it checks every unit.
+# sd_round NAME FSTYPE OPTS DEV TAG DELAY_US: one write phase, shutdown,
+# remount (log recovery), verify.  Status 1 if the remount failed.
+sd_round() {
+	/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
+		--shutdown-delay-us "$6" --shutdown-hogs "$SD_HOGS" \
+		--shutdown-appenders "$SD_APPENDERS" \
+		--shutdown-write "$5:/mnt/$1" >/tmp/shutdown.out || rc=1
+	grep -v 'SKIP why=not_given' /tmp/shutdown.out
+	umount "/mnt/$1"
+	if ! mount -t "$2" ${3:+-o "$3"} "/dev/$4" "/mnt/$1" 2>/tmp/mnt.err; then
+		echo "shutdown.$5.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
+		rc=1
+		return 1
+	fi
+	echo "shutdown.$5.remount: PASS got=ok want=ok"
+	/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
+		--shutdown-verify "$5:/mnt/$1" >/tmp/shutdown.out || rc=1
+	grep -v 'SKIP why=not_given' /tmp/shutdown.out
+}
+# Round 0 shuts down after 1 s; round r > 0 (tag NAME.rR) after a delay
+# spread over 0.25-1 s, so the shutdown meets the writes at other steps.
 shutdown_test() {  # shutdown_test NAME FSTYPE [OPTS]
 	name=$1 fstype=$2 opts=${3:-}
 	grep -q " /mnt/$name " /proc/mounts && d=$(dev_of "$name") || return 0
-	/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
-		--shutdown-write "$name:/mnt/$name" >/tmp/shutdown.out || rc=1
-	grep -v 'SKIP why=not_given' /tmp/shutdown.out
-	umount "/mnt/$name"
-	if mount -t "$fstype" ${opts:+-o "$opts"} "/dev/$d" "/mnt/$name" 2>/tmp/mnt.err; then
-		echo "shutdown.$name.remount: PASS got=ok want=ok"
-		/bin/atomic_tests --expect "$EXPECT" --aid "$AID" \
-			--shutdown-verify "$name:/mnt/$name" >/tmp/shutdown.out || rc=1
-		grep -v 'SKIP why=not_given' /tmp/shutdown.out
-	else
-		echo "shutdown.$name.remount: FAIL got=mount_failed($(tr '\n' ' ' </tmp/mnt.err)) want=ok"
-		rc=1
-	fi
+	r=0 lost=0
+	while [ $r -lt "$SD_ROUNDS" ]; do
+		tag=$name delay=1000000
+		[ $r -gt 0 ] && tag=$name.r$r delay=$((250000 + (r * 7919 % 1000) * 750))
+		sd_round "$name" "$fstype" "$opts" "$d" "$tag" "$delay" || return 0
+		grep -q 'lost_or_torn: FAIL' /tmp/shutdown.out && lost=$((lost + 1))
+		r=$((r + 1))
+	done
+	[ "$SD_ROUNDS" -gt 1 ] && echo "shutdown.$name.rounds_failed: INFO got=$lost/$SD_ROUNDS"
 }
+# The negative control: the same writes plain (no RWF_ATOMIC, no RWF_DSYNC)
+# must be seen lost after the shutdown, or the check above could not see a
+# loss.  On the patched kernel's boot only (the writes are plain: the
+# kernel does not matter, the time does).
+shutdown_control() {  # shutdown_control NAME FSTYPE [OPTS]
+	grep -q " /mnt/$1 " /proc/mounts && d=$(dev_of "$1") || return 0
+	sd_round "$1" "$2" "${3:-}" "$d" "$1.control" 500000 || true
+}
+if [ -n "$SD_ONLY" ]; then
+	case $SD_ONLY in
+	xfsrt) [ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd" ;;
+	ext4bigalloc) shutdown_test ext4bigalloc ext4 ;;
+	*) shutdown_test "$SD_ONLY" xfs ;;
+	esac
+fi
 if [ "$RACE_ONLY" != 1 ]; then
 	shutdown_test xfs16k xfs
 	[ -n "${rtd:-}" ] && shutdown_test xfsrt xfs "rtdev=/dev/$rtd"
 	shutdown_test ext4bigalloc ext4
+	if [ "$EXPECT" = patched ] && [ "$AID" = on ]; then
+		[ -n "${rtd:-}" ] && shutdown_control xfsrt xfs "rtdev=/dev/$rtd"
+		shutdown_control ext4bigalloc ext4
+	fi
 fi
 # Multi-block untorn writes vs other writers, and at the end of file
 # (race_tests): thousands of conversion races with no acknowledged byte lost
@@ -137,6 +186,12 @@ race_test() {  # race_test NAME FSTYPE [OPTS]
 	/bin/race_tests --race "$name:/mnt/$name" --iters "$RACE_ITERS" || rc=1
 	echo "race.$name.seconds: INFO got=$(( $(date +%s) - s ))"
 	/bin/race_tests --probe "$name:/mnt/$name" || return 0
+	# fragmented free space (generic/770's idea) and an fsx-style run with
+	# atomic writes mixed in (generic/776's), against a model of the file
+	s=$(date +%s)
+	/bin/stress_tests --fragmented "$name:/mnt/$name" || rc=1
+	/bin/stress_tests --fsx "$name:/mnt/$name" --ops "$FSX_OPS" || rc=1
+	echo "stress.$name.seconds: INFO got=$(( $(date +%s) - s ))"
 	s=$(date +%s)
 	r=0
 	while [ $r -lt "$RACE_ROUNDS" ]; do
@@ -150,8 +205,10 @@ race_test() {  # race_test NAME FSTYPE [OPTS]
 	/bin/race_tests --eof-shutdown-verify "$name:/mnt/$name" || rc=1
 	echo "race.$name.shutdown_seconds: INFO got=$(( $(date +%s) - s ))"
 }
-[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
-race_test ext4bigalloc ext4
+if [ -z "$SD_ONLY" ]; then
+	[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
+	race_test ext4bigalloc ext4
+fi
 # ext4 bigalloc without its journal (mounted noload, allowed on a clean
 # filesystem): a mixed cluster cannot be committed first, so the unit is
 # one block there.

@@ -60,65 +60,13 @@
 #include <linux/fs.h>
 
 #include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
+#include "guest_common.h"
 
-#define KiB 1024
 #define UNIT (16 * KiB)
 #define BLK (4 * KiB)
 
-#ifndef FS_IOC_GOINGDOWN
-#define FS_IOC_GOINGDOWN _IOR('X', 125, __u32)
-#endif
-#define GOINGDOWN_NOLOGFLUSH 2	/* XFS_FSOP_GOING_FLAGS_ / EXT4_GOING_FLAGS_ */
-
-static int n_pass, n_fail;
-
-/* ------------------------------------------------------------------ output */
-
-static void check(const char *name, const char *got, const char *want)
-{
-	int ok = !strcmp(got, want);
-
-	ok ? n_pass++ : n_fail++;
-	printf("%s: %s got=%s want=%s\n", name, ok ? "PASS" : "FAIL", got, want);
-	fflush(stdout);
-}
-
-static void info(const char *name, const char *got)
-{
-	printf("%s: INFO got=%s\n", name, got);
-	fflush(stdout);
-}
-
-static void skip(const char *name, const char *why)
-{
-	printf("%s: SKIP why=%s\n", name, why);
-	fflush(stdout);
-}
-
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-	static __thread char buf[32];
-
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "errno%d", e);
-	return buf;
-}
 
 /* ------------------------------------------------------------------ data */
-
-static void *abuf(size_t len)
-{
-	void *p = aligned_alloc(64 * KiB, len < 64 * KiB ? 64 * KiB : len);
-
-	if (!p) {
-		perror("aligned_alloc");
-		exit(2);
-	}
-	memset(p, 0, len);
-	return p;
-}
 
 /*
  * Recognisable contents, 4 KiB block by block: who wrote it (tag), for
@@ -140,7 +88,7 @@ static void fill(unsigned char *buf, size_t len, unsigned int tag, unsigned int 
 static int holds(const unsigned char *buf, size_t len, unsigned int tag, unsigned int iter,
 		 unsigned int first_block)
 {
-	unsigned char *want = abuf(BLK);
+	unsigned char *want = abuf(BLK, 0);
 	size_t b;
 	int ok = 1;
 
@@ -240,7 +188,7 @@ static int block2_ok(struct race *r, const unsigned char *b, int atomic_ok)
 /* The acknowledged racer: a plain write, or (atomic_efault) an atomic one. */
 static void ack_racer(struct race *r)
 {
-	unsigned char *rb = abuf(UNIT);
+	unsigned char *rb = abuf(UNIT, 0);
 
 	r->ack_ok = 0;
 	r->ack_readback = -1;
@@ -301,7 +249,7 @@ static void *hog_thread(void *arg)
 /* A fresh unit at r->off: block 0 written (T_OLD), blocks 1-3 unwritten. */
 static int prepare_unit(struct race *r, int sync)
 {
-	unsigned char *b = abuf(BLK);
+	unsigned char *b = abuf(BLK, 0);
 	int ok;
 
 	fill(b, BLK, T_OLD, r->iter, 0);
@@ -351,7 +299,7 @@ static void race_scenario(const char *tag, const char *mnt, int scenario, unsign
 	unsigned int lost_now = 0, lost = 0, torn = 0, bad_other = 0, bad_ack = 0, setup = 0;
 	unsigned int other_ok = 0;
 	char first_bad[64] = "";
-	unsigned char *u = abuf(UNIT);
+	unsigned char *u = abuf(UNIT, 0);
 	pthread_t tid, hogs[2];
 	struct race r;
 	int i;
@@ -360,7 +308,7 @@ static void race_scenario(const char *tag, const char *mnt, int scenario, unsign
 	r.scenario = scenario;
 	r.abuf_ok = unit_buf(0);
 	r.abuf_fail = unit_buf(1);
-	r.blk = abuf(BLK);
+	r.blk = abuf(BLK, 0);
 	snprintf(path, sizeof(path), "%s/race-%s.dat", mnt, scenario_name[scenario]);
 	r.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
 	snprintf(name, sizeof(name), "race.%s.%s.setup", tag, scenario_name[scenario]);
@@ -440,7 +388,7 @@ static void race_scenario(const char *tag, const char *mnt, int scenario, unsign
 	snprintf(name, sizeof(name), "race.%s.%s.atomic_ok", tag, scenario_name[scenario]);
 	snprintf(got, sizeof(got), "%u/%u", scenario == ATOMIC_EFAULT ? iters - bad_ack : other_ok,
 		 iters);
-	info(name, got);
+	info(name, "%s", got);
 	pthread_barrier_destroy(&r.start);
 	pthread_barrier_destroy(&r.done);
 	close(r.fd);
@@ -488,7 +436,7 @@ static void race_shutdown_write(const char *tag, const char *mnt)
 	r.shutdown = 1;
 	r.abuf_ok = unit_buf(0);
 	r.abuf_fail = unit_buf(1);
-	r.blk = abuf(BLK);
+	r.blk = abuf(BLK, 0);
 	r.iter = (unsigned int)getpid();
 	r.off = UNIT;
 	snprintf(path, sizeof(path), "%s/race-shutdown.dat", mnt);
@@ -514,7 +462,7 @@ static void race_shutdown_write(const char *tag, const char *mnt)
 	snprintf(name, sizeof(name), "race_shutdown.%s.acked", tag);
 	check(name, r.ack_ok ? "yes" : "no", "yes");
 	snprintf(name, sizeof(name), "race_shutdown.%s.atomic_write", tag);
-	info(name, r.other_res ? errname(r.other_res) : "ok");
+	info(name, "%s", r.other_res ? errname(r.other_res) : "ok");
 	state_path(path, sizeof(path), tag);
 	f = fopen(path, "w");
 	if (f) {
@@ -523,10 +471,31 @@ static void race_shutdown_write(const char *tag, const char *mnt)
 	}
 }
 
+/*
+ * What each 4 KiB block of a unit holds, for the record: O old, P the
+ * plain write, A the atomic write, Z zeroes, ? anything else.
+ */
+static const char *unit_blocks(struct race *r, const unsigned char *u)
+{
+	static char s[8];
+	unsigned int b;
+
+	for (b = 0; b < UNIT / BLK; b++) {
+		const unsigned char *p = u + b * BLK;
+
+		s[b] = holds(p, BLK, T_ATOMIC, r->iter, b) ? 'A' :
+		       b == 0 && holds(p, BLK, T_OLD, r->iter, 0) ? 'O' :
+		       b == 2 && holds(p, BLK, T_PLAIN, r->iter, 2) ? 'P' :
+		       is_zero(p, BLK) ? 'Z' : '?';
+	}
+	s[b] = 0;
+	return s;
+}
+
 static void race_shutdown_verify(const char *tag, const char *mnt)
 {
 	char path[256], name[160];
-	unsigned char *u = abuf(UNIT);
+	unsigned char *u = abuf(UNIT, 0);
 	struct race r;
 	FILE *f;
 	int fd;
@@ -556,6 +525,8 @@ static void race_shutdown_verify(const char *tag, const char *mnt)
 	}
 	close(fd);
 	check(name, judge_unit(&r, u), "ok");
+	snprintf(name, sizeof(name), "race_shutdown.%s.blocks", tag);
+	info(name, "%s", unit_blocks(&r, u));
 	free(u);
 }
 
@@ -571,7 +542,7 @@ static void race_shutdown_verify(const char *tag, const char *mnt)
  */
 static const char *eof_prepare_a(const char *mnt, int *fdp)
 {
-	unsigned char *b = abuf(UNIT);
+	unsigned char *b = abuf(UNIT, 0);
 	char path[256];
 	int fd;
 
@@ -588,7 +559,7 @@ static const char *eof_prepare_a(const char *mnt, int *fdp)
 
 static const char *eof_prepare_b(const char *mnt, int *fdp)
 {
-	unsigned char *b = abuf(UNIT);
+	unsigned char *b = abuf(UNIT, 0);
 	char path[256];
 	int fd;
 
@@ -656,7 +627,7 @@ static void eof_shutdown_write(const char *tag, const char *mnt)
 static const char *eof_state(const char *path, unsigned int file, int b_file)
 {
 	static char res[96];
-	unsigned char *u = abuf(UNIT);
+	unsigned char *u = abuf(UNIT, 0);
 	struct stat st;
 	ssize_t have;
 	int fd = open(path, O_RDONLY | O_DIRECT);
@@ -708,13 +679,13 @@ static void eof_shutdown_verify(const char *tag, const char *mnt)
 	snprintf(path, sizeof(path), "%s/eof-a.dat", mnt);
 	s = eof_state(path, 0xa, 0);
 	snprintf(name, sizeof(name), "eof_shutdown.%s.a_straddle_state", tag);
-	info(name, s);
+	info(name, "%s", s);
 	snprintf(name, sizeof(name), "eof_shutdown.%s.a_straddle_untorn", tag);
 	check(name, !strcmp(s, "old") || !strcmp(s, "new") ? "yes" : s, "yes");
 	snprintf(path, sizeof(path), "%s/eof-b.dat", mnt);
 	s = eof_state(path, 0xb, 1);
 	snprintf(name, sizeof(name), "eof_shutdown.%s.b_incore_size_state", tag);
-	info(name, s);
+	info(name, "%s", s);
 	snprintf(name, sizeof(name), "eof_shutdown.%s.b_incore_size_untorn", tag);
 	check(name, !strncmp(s, "old", 3) || !strcmp(s, "new") ? "yes" : s, "yes");
 }

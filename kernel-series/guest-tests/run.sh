@@ -15,7 +15,12 @@
 # Env: UNTORN_VM_DIR (default /var/tmp/untorn-vm), BOOT_TIMEOUT (s, per boot),
 #      ONLY="unpatched patched patched-noaid" (subset of boots to run),
 #      RACE_ITERS / RACE_ROUNDS (longer race_tests runs, see guest.sh),
-#      RACE_ONLY=1 (race_tests alone: a quick developer pass, not a full run).
+#      RACE_ONLY=1 (race_tests alone: a quick developer pass, not a full run),
+#      SHUTDOWN_ROUNDS / SHUTDOWN_HOGS / SHUTDOWN_APPENDERS (the shutdown
+#      test N times per filesystem, with N CPU hogs, with N more atomic
+#      writers appending to files of their own), SHUTDOWN_ONLY=FS (only those rounds, on
+#      FS: a loop that measures how often an acknowledged write is lost),
+#      FSX_OPS=N (operations of the fsx-style stress run, default 400).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,13 +52,19 @@ log "patched kernel:   ${kp:-MISSING}"
 make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
 	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
-	"$HERE/guest.sh:/bin/guest.sh" || exit 1
+	"$BUILD/stress_tests:/bin/stress_tests" /sbin/mke2fs:/bin/mke2fs.e2fsprogs \
+	"$HERE/guest.sh:/bin/guest.sh" "$VM/guest-disks.sh:/bin/guest-disks.sh" || exit 1
 # Longer race runs: RACE_ITERS (per scenario, default 20) and RACE_ROUNDS
 # (shutdown rounds, default 2) reach guest.sh on the kernel command line.
 race_args=()
 [ -n "${RACE_ITERS:-}" ] && race_args+=(-a "untorn.race_iters=$RACE_ITERS")
 [ -n "${RACE_ROUNDS:-}" ] && race_args+=(-a "untorn.race_rounds=$RACE_ROUNDS")
 [ "${RACE_ONLY:-0}" = 1 ] && race_args+=(-a "untorn.race_only=1")
+[ -n "${SHUTDOWN_ROUNDS:-}" ] && race_args+=(-a "untorn.shutdown_rounds=$SHUTDOWN_ROUNDS")
+[ -n "${SHUTDOWN_HOGS:-}" ] && race_args+=(-a "untorn.shutdown_hogs=$SHUTDOWN_HOGS")
+[ -n "${SHUTDOWN_APPENDERS:-}" ] && race_args+=(-a "untorn.shutdown_appenders=$SHUTDOWN_APPENDERS")
+[ -n "${SHUTDOWN_ONLY:-}" ] && race_args+=(-a "untorn.shutdown_only=$SHUTDOWN_ONLY")
+[ -n "${FSX_OPS:-}" ] && race_args+=(-a "untorn.fsx_ops=$FSX_OPS")
 
 # ------------------------------------------------------------- boots
 declare -A rcs secs
