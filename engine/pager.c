@@ -59,8 +59,9 @@ static int fullpage_recovery_via_dw(ut_pager *p)
 		return UT_OK;
 	rc = ut_flusher_create(UT_PROTECT_DOUBLEWRITE, p->vfs, p->path, p->file,
 			       &p->ctr, &dw);
-	/* (its recover: the batch ids of copies a double-write run left) */
-	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file)) != UT_OK)
+	/* (its recover: the batch ids of copies a double-write run left;
+	 * repairs it finds wait in p->pend like the others) */
+	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file, p->pend)) != UT_OK)
 		ut_flusher_destroy(dw);
 	if (rc)
 		return rc;
