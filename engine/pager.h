@@ -16,7 +16,10 @@
  *    grows past the bound (a big transaction may exceed cache_bytes
  *    temporarily) and shrinks back as frames become evictable (dirty
  *    ones once the cleaner thread wrote them: the committing thread does
- *    not write them under the pool mutex).
+ *    not write them under the pool mutex).  Readers' pins count as well:
+ *    while readers pin every frame the pool holds the pages they pin,
+ *    page 0 and the dirty ones, and it is back within the bound when the
+ *    last pinning snapshot ends (no write needed).
  *  - Page cleaner: a background thread (started on first need, never
  *    during redo or for a read-only handle) writes dirty pages in batches
  *    of up to 128 (one strategy call: for doublewrite one copy write and

@@ -312,6 +312,10 @@ void pager_frame_set_cur(ut_pager *p, struct frame *f, struct pver *v);
 int pager_get_frame(ut_pager *p, struct frame **out);
 void pager_drop_one(ut_pager *p);
 void pager_shrink(ut_pager *p);
+/* Free clean frames nobody uses while the pool is past its bound; writes
+ * nothing.  p->mu held; not during redo (whose frames it may be setting
+ * up without the mutex). */
+void pager_trim(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);

@@ -657,6 +657,13 @@ void pager_shrink(ut_pager *p)
 			nb = 0;
 		}
 	}
+	pager_trim(p);
+}
+
+void pager_trim(ut_pager *p)
+{
+	if (p->nframes <= p->maxframes)
+		return;
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
 		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty &&
