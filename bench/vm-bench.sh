@@ -255,6 +255,11 @@ say "summary"
 	echo
 	bash "$ROOT/bench/vm-report.sh" "$csv" "$bps"
 } | tee "$summary"
-bash "$ROOT/bench/vm-plot.sh" "$csv" "$out/$name" "$commit$dirty" "$stamp" >&2 || echo "vm-bench.sh: plots failed" >&2
+plots=$(bash "$ROOT/bench/vm-plot.sh" "$csv" "$out/$name" "$commit$dirty" "$stamp" 2>&1 >/dev/null) ||
+	echo "vm-bench.sh: plots failed: $plots" >&2
 t_end=$(date +%s)
-echo "vm-bench.sh: done in $((t_end - t_start)) s; $csv, $summary, $log, $out/$name-*.png" | tee -a "$summary" >&2
+{
+	echo "vm-bench.sh: done in $((t_end - t_start)) s; $csv, $summary, $log"
+	echo "plots drawn by this run:"
+	grep '\.png$' <<<"$plots" | sed 's/^/  /'
+} | tee -a "$summary" >&2

@@ -22,6 +22,9 @@ csv=$1 prefix=$2 commit=$3 stamp=$4
 command -v gnuplot >/dev/null || { echo "vm-plot.sh: gnuplot missing (apt-get install gnuplot-nox)" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/vm-plot.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# the plots of this run are the files written after this mark (older ones
+# with the same name prefix, e.g. NAME-flush-...-bytes.png, are not)
+touch "$tmp/mark"
 label="untorn $commit, $stamp, QEMU/TCG: emulated rates"
 
 # per (profile, wl, system, threads): median ops/s, min, max, p50, p99,
@@ -275,4 +278,4 @@ if awk -F, -v p="$first" '$1 == p && ($2 == "w3" || $2 == "w4" || $2 == "w5") { 
 	} >"$tmp/wl.gp"
 	gnuplot "$tmp/wl.gp"
 fi
-ls "$prefix"-*.png >&2
+find "$(dirname "$prefix")" -maxdepth 1 -name "$(basename "$prefix")-*.png" -newer "$tmp/mark" | sort >&2

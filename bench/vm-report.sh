@@ -3,7 +3,8 @@
 # table (medians over rounds), the atomic/doublewrite ratio per round with
 # its median, min and max (stated only when every round is within 10% of the
 # median), the raw-device ceiling and whether the device model binds, and
-# issue 11's targets with the measured value, met or not.
+# the project's targets for the benchmark with the measured value, met or
+# not.
 set -euo pipefail
 csv=$1
 bps=${2:-4000000}
@@ -121,7 +122,7 @@ END {
 			((b >= 0.9 * bps && b <= 1.1 * bps) ? "the model binds (within 10%)" : "NOT within 10% of the limit")
 	}
 	print ""
-	print "## Issue 11 targets (benchmarks; ratios from this run)"
+	print "## Targets: atomic against double-write, the device and SQLite (ratios from this run)"
 	print ""
 	for (pi = 1; pi <= np; pi++) {
 		p = plist[pi]; g = p SUBSEP "w1" SUBSEP 1

@@ -141,5 +141,15 @@ check "crash-table: old key row apart, not counted now" \
 check "crash-table: 200-count has only the current pass" \
 	grep -q "^| xfs16k | atomic | 3 | 197 | \*\*1\*\* |" <<<"$tab"
 
+# a fullpage pass with no torn page repaired: its control is not shown yet
+fp=$R/2026-12-07/xfs16k-fullpage-s7
+mkdir -p "$fp"
+{ sed -n 1p "$d/cycles.csv"
+  echo 'fullpage,xfs16k,1,1,7926,1,after-flush,1,300,1.0,201,210,211,10,210,ok,ok,clean,0,0,0,1.0,20.0,""'; } >"$fp/cycles.csv"
+sed "s/^status=.*/status=complete/" "$d/meta.txt" >"$fp/meta.txt"
+tab=$(bash "$T/tree/crashtests/crash-table.sh" "$R"/*/*/ 2>&1)
+check "crash-table: fullpage without a repair says so" \
+	grep -q "^| xfs16k | fullpage | 1 | 199 | 0 | 0 | 0 | no repair yet |" <<<"$tab"
+
 echo "$fails failed"
 [ $fails = 0 ]

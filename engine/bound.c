@@ -108,7 +108,7 @@ static int write_bound(ut_pager *p, uint64_t b)
 	int rc;
 
 	memcpy(p->bound_buf, p->hdr_disk, UT_PAGE_SIZE);
-	ut_st32(p->bound_buf + UT_META_VERSION, ut_meta_format(p->bound_buf));
+	ut_st32(p->bound_buf + UT_META_VERSION, pager_hdr_format(p, p->bound_buf));
 	ut_st64(p->bound_buf + UT_META_PAGEBOUND, b);
 	ut_page_seal(p->bound_buf);
 	/* OWN: unsafe need not write back the pages it defers (the
@@ -171,6 +171,33 @@ uint64_t pager_bound_for_checkpoint(ut_pager *p, uint64_t redo)
 	if (p->bound_disk != UT_BOUND_UNKNOWN && p->bound_disk > b)
 		b = p->bound_disk;
 	return b;
+}
+
+/* Format 3 reaches the log only with the header durable as 3 first, so
+ * that a build of format 2 never opens a file whose log holds catalog
+ * changes (pager.h, "Format 3").  The header is rewritten as the disk has
+ * it, with only its version raised. */
+int ut_pager_raise_format(ut_pager *p)
+{
+	ut_flush_page hp = { 0, p->bound_buf };
+	int rc = UT_OK;
+
+	pthread_mutex_lock(&p->flush_mu);
+	pthread_mutex_lock(&p->mu);
+	if (ut_ld32(p->hdr_disk + UT_META_VERSION) < UT_FORMAT_VERSION) {
+		memcpy(p->bound_buf, p->hdr_disk, UT_PAGE_SIZE);
+		ut_st32(p->bound_buf + UT_META_VERSION, UT_FORMAT_VERSION);
+		ut_page_seal(p->bound_buf);
+		rc = p->fl->ops->write_pages(p->fl, p->wfile, &hp, 1,
+					     UT_FLUSH_DURABLE | UT_FLUSH_OWN);
+		if (rc == UT_OK)
+			pager_bound_header_written(p, p->bound_buf);
+	}
+	if (rc == UT_OK)
+		p->format_floor = UT_FORMAT_VERSION;
+	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->flush_mu);
+	return rc;
 }
 
 void pager_bound_header_written(ut_pager *p, const uint8_t *hdr)

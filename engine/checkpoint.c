@@ -37,7 +37,7 @@ static void ckpt_request(ut_pager *p)
 	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
 			    __atomic_load_n(&p->disk_format, __ATOMIC_ACQUIRE) !=
-				    ut_meta_format(h) ||
+				    pager_hdr_format(p, h) ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
 			    ut_ld32(h + UT_META_CLEAN) != clean;
@@ -47,7 +47,7 @@ static void ckpt_request(ut_pager *p)
 	ut_st32(h + UT_META_CLEAN, clean);
 	/* a format-1 header becomes format 2 (the bound is set at the end),
 	 * or 3 with a catalog (pager.h) */
-	ut_st32(h + UT_META_VERSION, ut_meta_format(h));
+	ut_st32(h + UT_META_VERSION, pager_hdr_format(p, h));
 	p->ckpt_meta_gen = p->meta->wgen;
 	p->ckpt_redo = redo;
 	/* from here every page's next change is its first since this
@@ -92,6 +92,12 @@ int pager_finish_checkpoint(ut_pager *p, int drop_lock)
 		ut_st64(p->ckpt_hdr + UT_META_PAGEBOUND, b);
 		if (b != p->bound_disk)
 			p->ckpt_write_hdr = 1;
+	}
+	/* a format raise since the request (its image said 2): never
+	 * write the header back below it */
+	if (ut_ld32(p->ckpt_hdr + UT_META_VERSION) < p->format_floor) {
+		ut_st32(p->ckpt_hdr + UT_META_VERSION, p->format_floor);
+		p->ckpt_write_hdr = 1;
 	}
 	if (rc == UT_OK && p->ckpt_write_hdr) {
 		ut_page_seal(p->ckpt_hdr);

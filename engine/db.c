@@ -447,6 +447,13 @@ int ut_commit(ut_txn *t)
 			t->err = ut_tables_store(t);
 		if (!t->err && t->defdelta)
 			t->err = ut_tables_store_default(t);
+		/* a catalog reaches the log only once the header on disk
+		 * says format 3: a format-2 build then never replays it */
+		if (!t->err && !db->format_raised &&
+		    ut_pager_catalog_root(db->pager)) {
+			t->err = ut_pager_raise_format(db->pager);
+			db->format_raised = !t->err;
+		}
 		if (t->err) {
 			ut_pager_rollback(db->pager);
 			rc = t->err;

@@ -134,7 +134,15 @@
  * a catalog root is set (the first ut_table_open with UT_CREATE commits
  * it), and 2 while it is 0, so a database without tables stays readable
  * by builds of format 2; those refuse format 3 (UT_EVERSION) rather than
- * see the catalog's pages as leaked.  ut_meta_format says which a header
+ * see the catalog's pages as leaked.  The commit that first sets the
+ * catalog root makes the header on disk say 3 durably before its log
+ * records are written (ut_pager_raise_format), and every header this
+ * handle writes after says 3: so after a crash before the next
+ * checkpoint, when the catalog is only in the log, a format-2 build
+ * still refuses the file instead of replaying the log and writing the
+ * header back as 2.  (A first create that aborts after the raise leaves
+ * a header saying 3 without a catalog until the next open's checkpoint
+ * writes 2 again.)  ut_meta_format says which a header
  * image is written as (checkpoints, bound raises, backups).
  *
  * Page-write bound (bound.c): B is made durable before any page write it
@@ -365,6 +373,10 @@ int ut_pager_set_catalog_root(ut_pager *p, uint32_t root);
 /* The header's default-table key count (UT_META_DEFKEYS; meaningful in
  * format 3 only), the writer's view, and its change in the transaction. */
 uint64_t ut_pager_default_keys(ut_pager *p);
+/* Before the first commit that sets the catalog root: make the header on
+ * disk say format 3 (durably), and every header written by this handle
+ * from now on (bound.c).  A no-op when the disk's header says 3. */
+int ut_pager_raise_format(ut_pager *p);
 int ut_pager_set_default_keys(ut_pager *p, uint64_t keys);
 /* A new table's id, above the header's counter and above floor (the
  * handle's last id: an aborted create's id rolls back with the header,

@@ -245,6 +245,9 @@ struct ut_pager {
 	 * (EVICT_BATCH pages, allocated on first need; p->mu). */
 	uint8_t *sealbuf;
 	uint8_t *bound_buf;   /* the image a bound raise writes */
+	/* Every header written from now on says at least this format (0:
+	 * as ut_meta_format says): set by a format raise (bound.c). */
+	uint32_t format_floor;
 	uint64_t bound_disk;  /* B durable in the header (or UNKNOWN) */
 	uint64_t bound_open;  /* B as found at open */
 	/* The highest LSN any page on disk may carry: recovery's evidence,
@@ -284,6 +287,15 @@ static inline size_t pre_charged(const ut_pager *p)
 	size_t n = p->preout + p->nshadow;
 
 	return n > PRE_SLACK ? n - PRE_SLACK : 0;
+}
+
+/* The format a header image h is written as: ut_meta_format's, or the
+ * raised floor (bound.c, ut_pager_raise_format). */
+static inline uint32_t pager_hdr_format(const ut_pager *p, const uint8_t *h)
+{
+	uint32_t f = ut_meta_format(h);
+
+	return f > p->format_floor ? f : p->format_floor;
 }
 
 static inline uint32_t meta32(ut_pager *p, int off)

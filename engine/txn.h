@@ -40,6 +40,7 @@ struct ut_db {
 	char open_note[512]; /* a loss ut_open accepted: its ut_errdetail */
 	ut_table *tables; /* handles given out (under mu), freed at close */
 	uint64_t last_table_id; /* the last id a create took (writer lock) */
+	int format_raised; /* the header on disk says 3 (writer lock) */
 };
 
 struct ut_cursor {

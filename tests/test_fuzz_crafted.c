@@ -725,7 +725,8 @@ static fz_blob dup_blob(const fz_blob *b)
 	fz_blob c = *b;
 
 	c.p = malloc(b->n ? b->n : 1);
-	memcpy(c.p, b->p, b->n);
+	if (b->n) /* an empty blob's p may be NULL (the fullpage base's -dw) */
+		memcpy(c.p, b->p, b->n);
 	return c;
 }
 

@@ -8,7 +8,11 @@
  * never shows a create or a drop half done (a writer thread creates and
  * drops tables while reader threads check each state they see); a drop
  * puts every page of the table on the free list and later writes reuse
- * them (the file does not grow); tables survive a reopen; a database
+ * them (the file does not grow), logging a few bytes a page and holding
+ * none of them (drop_cheap), refusing a tree that reaches a page twice;
+ * the default table's key count is kept across commits, aborts,
+ * snapshots and reopens and checked; crafted free-list trunks are
+ * refused; tables survive a reopen; a database
  * without tables keeps format 2 on disk, and the first create makes it 3;
  * the API's errors (bad names, dropped handles, another database's
  * handle); and damaged catalog entries -- a root beyond the file, of the
@@ -789,6 +793,82 @@ static void test_default_count(void **s)
 	free(path);
 }
 
+/* Crafted free-list trunks (format 3, pager.h): an entry naming a page
+ * beyond the file is refused by the allocation that would take it; an
+ * entry naming a page of a live tree, by ut_check (reached twice); a
+ * trunk claiming more entries than a page holds, by the page check. */
+static void test_free_list_crafted(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "trunk");
+	ut_db *db = open_db(path);
+	ut_pager *p = ut_db_pager(db);
+	static char big[40000];
+	ut_check_result cr;
+	ut_table *tb;
+	ut_txn *t;
+	ut_pg *trunk, *pg;
+	unsigned n;
+
+	memset(big, 't', sizeof(big));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "gone", UT_CREATE, &tb), UT_OK);
+	assert_int_equal(ut_tput(t, tb, "a", 1, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_table_open(t, "kept", UT_CREATE, &tb), UT_OK);
+	put_s(t, tb, "k", "v");
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "gone", 0, &tb), UT_OK);
+	assert_int_equal(ut_table_drop(t, tb), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	check_clean(db);
+
+	/* the head trunk lists the table's other pages */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_pager_get(p, 0, &pg), UT_OK); /* the header */
+	uint32_t head = ut_ld32(pg->data + UT_META_FREEHEAD);
+	ut_pager_release(p, pg);
+	assert_int_equal(ut_pager_get(p, head, &trunk), UT_OK);
+	n = ut_page_aux(trunk->data);
+	assert_true(n >= 2);
+	assert_int_equal(ut_pager_write(p, trunk), UT_OK);
+	ut_st32(trunk->data + UT_PG_HDR + 4 * (n - 1), ut_pager_page_count(p) + 10);
+	ut_pager_release(p, trunk);
+	assert_int_equal(ut_pager_alloc(p, UT_PT_LEAF, &pg), UT_ECORRUPT);
+	print_message("beyond: %s\n", ut_errdetail());
+	assert_non_null(strstr(ut_errdetail(), "free-list entry"));
+	ut_abort(t);
+
+	/* an entry naming the root of "kept": two owners */
+	{
+		ut_catent e;
+
+		assert_int_equal(ut_cat_get(p, NULL, "kept", 4, 0, &e), UT_OK);
+		assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		assert_int_equal(ut_pager_get(p, head, &trunk), UT_OK);
+		assert_int_equal(ut_pager_write(p, trunk), UT_OK);
+		ut_st32(trunk->data + UT_PG_HDR + 4 * (n - 1), e.root);
+		ut_pager_release(p, trunk);
+		assert_int_equal(ut_commit(t), UT_OK);
+		assert_int_equal(ut_check(db, NULL, &cr), UT_ECORRUPT);
+		print_message("live: %s\n", ut_errdetail());
+		assert_non_null(strstr(ut_errdetail(), "twice"));
+	}
+
+	/* more entries than a page holds */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_pager_get(p, head, &trunk), UT_OK);
+	assert_int_equal(ut_pager_write(p, trunk), UT_OK);
+	ut_page_set_aux(trunk->data, UT_FREE_CAP + 1);
+	assert_int_equal(ut_page_check(trunk->data, head, "x"), UT_ECORRUPT);
+	assert_non_null(strstr(ut_errdetail(), "free-list page lists"));
+	ut_pager_release(p, trunk);
+	ut_abort(t);
+	(void)ut_close(db);
+	remove_db_files(path);
+	free(path);
+}
+
 /* A database without tables stays format 2 on disk; older files open
  * unchanged; the first create makes format 3. */
 static void test_format(void **s)
@@ -817,6 +897,14 @@ static void test_format(void **s)
 	assert_int_equal(ut_table_open(t, "new", UT_CREATE, &tb), UT_OK);
 	put_s(t, tb, "k", "v");
 	assert_int_equal(ut_commit(t), UT_OK);
+	/* before any checkpoint, the catalog only in the log: the header on
+	 * disk says 3 already, so a format-2 build refuses the file rather
+	 * than replay the log and write it back as format 2 */
+	header_of(path, h);
+	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
+	assert_int_equal(ut_ld32(h + UT_META_CATROOT), 0);
+	/* and a later header write (this checkpoint) keeps it */
+	assert_int_equal(ut_checkpoint(db), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
 	header_of(path, h);
 	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
@@ -1125,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_drop_cheap),
 		cmocka_unit_test(test_drop_shared_chain),
 		cmocka_unit_test(test_default_count),
+		cmocka_unit_test(test_free_list_crafted),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_crafted_entries),
 		cmocka_unit_test(test_differential_sqlite),
