@@ -45,7 +45,8 @@ ctest_in() {
 # tables beside a writer creating and dropping them), under ThreadSanitizer.
 tsan_tests() {
 	local tests=(test_snapshot test_snapshot_life test_engine_concurrency test_wal_group test_soak
-		test_failpath test_pager_races test_backup test_cleaner_idle test_tables)
+		test_failpath test_pager_races test_backup test_cleaner_idle test_tables
+		test_lazy_protect)
 	cmake -S . -B build-tsan -DUT_TSAN=ON -DCMAKE_BUILD_TYPE=Debug \
 		-DUT_BUILD_BENCH=OFF >/dev/null &&
 		cmake --build build-tsan -j"$(nproc)" --target "${tests[@]}" >/dev/null &&

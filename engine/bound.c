@@ -54,9 +54,18 @@ static uint64_t hdr_bound(const uint8_t *hdr)
 	return b;
 }
 
+/* hdr_disk becomes hdr (the page writer, or open). */
+static void set_disk_hdr(ut_pager *p, const uint8_t *hdr)
+{
+	if (hdr != p->hdr_disk)
+		memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	__atomic_store_n(&p->disk_format, ut_ld32(hdr + UT_META_VERSION),
+			 __ATOMIC_RELEASE);
+}
+
 void pager_bound_open(ut_pager *p, const uint8_t *hdr)
 {
-	memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	set_disk_hdr(p, hdr);
 	p->bound_disk = p->bound_open = hdr_bound(hdr);
 	/* A clean close left no page newer than its checkpoint; after a
 	 * crash recovery supplies the evidence (ut_pager_bound_evidence). */
@@ -133,6 +142,10 @@ int pager_bound_before_write(ut_pager *p, uint64_t maxlsn, uint64_t last,
 	uint64_t target = last > maxlsn ? last : maxlsn;
 	int rc;
 
+	/* open's torn-page repairs go first (their copies' slots in -dw are
+	 * about to be reused); by now recovery's gate has passed */
+	if ((rc = pager_apply_repairs(p)))
+		return rc;
 	hi_raise(p, maxlsn);
 	if (covered(p, maxlsn, flags))
 		return pager_wal_rule(p, maxlsn, flags);
@@ -189,8 +202,7 @@ int ut_pager_raise_format(ut_pager *p)
 
 void pager_bound_header_written(ut_pager *p, const uint8_t *hdr)
 {
-	if (hdr != p->hdr_disk)
-		memcpy(p->hdr_disk, hdr, UT_PAGE_SIZE);
+	set_disk_hdr(p, hdr);
 	p->bound_disk = hdr_bound(hdr);
 	if (p->bound_disk != UT_BOUND_UNKNOWN)
 		set_known(p, 1);

@@ -36,7 +36,7 @@ static void ckpt_request(ut_pager *p)
 	memcpy(h, p->meta->cur->pg.data, UT_PAGE_SIZE);
 	memcpy(h + UT_META_CKPT_LSN, p->hdr_ckpt, sizeof(p->hdr_ckpt));
 	p->ckpt_write_hdr = p->meta->dirty || ut_ld64(h + UT_META_CKPT_LSN) != redo ||
-			    ut_ld32(p->hdr_disk + UT_META_VERSION) !=
+			    __atomic_load_n(&p->disk_format, __ATOMIC_ACQUIRE) !=
 				    pager_hdr_format(p, h) ||
 			    ut_ld64(h + UT_META_MAXLSN) != redo ||
 			    ut_ld32(h + UT_META_MODE) != mode ||
@@ -187,6 +187,11 @@ int ut_pager_checkpoint_start(ut_pager *p, uint64_t *ticket, int *again)
 	*ticket = 0;
 	*again = 0;
 	if ((rc = ckpt_check(p)))
+		return rc;
+	/* open's checkpoint comes after recovery accepted the log: write its
+	 * torn-page repairs now (single-threaded then), even when no batch
+	 * follows */
+	if ((rc = pager_apply_repairs(p)))
 		return rc;
 	pthread_mutex_lock(&p->mu);
 	if (!p->cleaner_running && may_unlock(p)) {

@@ -128,10 +128,15 @@ int pager_fatal_rc(ut_pager *p)
 
 /* Write frames fs[0..n) through the strategy; they become clean.  Used
  * where the caller itself must see the pages written (a log-less sync
- * commit); everything else goes through pager_clean_batch. */
+ * commit: the writer's private copies; the inline shrink: at most
+ * EVICT_BATCH published ones); everything else goes through
+ * pager_clean_batch.  A published version never changes, its CRC
+ * included (readers read it without p->mu): such a page is sealed and
+ * written as a copy.  p->mu held. */
 int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 {
 	uint64_t maxlsn = 0;
+	size_t ncopy = 0;
 	int rc;
 
 	if (fatal_now(p)) {
@@ -140,6 +145,9 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	}
 	if ((rc = ensure_fpages(p, n)))
 		return rc;
+	if (!p->sealbuf &&
+	    !(p->sealbuf = ut_io_alloc((size_t)EVICT_BATCH * UT_PAGE_SIZE)))
+		return UT_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t l = ut_page_lsn(fs[i]->pg.data);
 		if (l > maxlsn)
@@ -148,9 +156,16 @@ int pager_flush_frames(ut_pager *p, struct frame **fs, size_t n, unsigned flags)
 	if ((rc = pager_bound_before_write(p, maxlsn, maxlsn, flags)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		ut_page_seal(fs[i]->pg.data);
+		uint8_t *b = fs[i]->pg.data;
+
+		if (fs[i]->cur && b == fs[i]->cur->pg.data) {
+			assert(ncopy < EVICT_BATCH);
+			b = memcpy(p->sealbuf + ncopy++ * (size_t)UT_PAGE_SIZE,
+				   b, UT_PAGE_SIZE);
+		}
+		ut_page_seal(b);
 		p->fpages[i].pgno = fs[i]->pg.pgno;
-		p->fpages[i].buf = fs[i]->pg.data;
+		p->fpages[i].buf = b;
 	}
 	rc = p->fl->ops->write_pages(p->fl, p->wfile, p->fpages, n, flags);
 	if (rc) {
@@ -290,6 +305,15 @@ static void let_commit_first(ut_pager *p)
 	}
 }
 
+/* sync=0 (p->lazy) writes skip the protection copy and the sync, but not
+ * while a checkpoint is pending (its pages must reach the file protected)
+ * nor during redo.  p->mu held. */
+static unsigned lazy_now(const ut_pager *p)
+{
+	return p->lazy && !p->ckpt_pending && !p->recovering ? UT_FLUSH_LAZY
+							     : 0;
+}
+
 /* Write one batch of dirty frames through the strategy.  The pages are
  * copied first, so the writer may change a frame while its copy is being
  * written: a frame becomes clean only if it was not written to since
@@ -299,8 +323,8 @@ static void let_commit_first(ut_pager *p)
  * pages written (0: nothing to flush).  Called with p->mu held. */
 int pager_clean_batch(ut_pager *p, int ckpt_only, unsigned how, size_t *done)
 {
-	unsigned flags = p->lazy && !p->ckpt_pending ? UT_FLUSH_LAZY : 0;
-	uint64_t maxlsn = 0, last, req = p->ckpt_req, t0 = 0, ns = 0;
+	unsigned flags;
+	uint64_t maxlsn = 0, last, req, t0 = 0, ns = 0;
 	int drop_lock = (how & CLEAN_UNLOCKED) != 0;
 	int paced = (how & CLEAN_PACED) != 0;
 	size_t n;
@@ -322,6 +346,14 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, unsigned how, size_t *done)
 	}
 	if ((rc = snap_alloc(p)))
 		return rc;
+	/* Lazy or protected: decided here, under p->mu with the copies, not
+	 * before let_commit_first let the mutex go (a checkpoint begun in
+	 * that window had its pages written unprotected).  A checkpoint
+	 * that begins while a lazy batch is in flight gets its pages again
+	 * (below).  Redo never writes lazily: a crash during recovery must
+	 * find every page it wrote whole (the log before it was durable). */
+	flags = lazy_now(p);
+	req = p->ckpt_req;
 	n = pick_batch(p, ckpt_only, flags, paced ? p->pace.pages : CLEAN_BATCH);
 	if (!n)
 		return UT_OK;
@@ -365,6 +397,12 @@ int pager_clean_batch(ut_pager *p, int ckpt_only, unsigned how, size_t *done)
 		f->flushing = 0;
 		if (rc != UT_OK)
 			continue;
+		if ((flags & UT_FLUSH_LAZY) && req != p->ckpt_req && f->ckpt) {
+			/* written unprotected, and a checkpoint that began
+			 * meanwhile needs it: it stays dirty, for the
+			 * checkpoint to write through the protection */
+			continue;
+		}
 		if (f->wgen == p->snapgen[i]) {
 			f->dirty = 0;
 			f->ckpt = 0;

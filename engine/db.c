@@ -371,6 +371,7 @@ static void txn_release(ut_txn *t)
 		free(t->held[i].owned);
 	}
 	free(t->held);
+	free(t->pinset);
 	ut_tables_release(t);
 	if (t->rdonly)
 		ut_pager_snap_end(db->pager, &t->snap);
@@ -595,12 +596,56 @@ int ut_get(ut_txn *t, const void *key, size_t klen, void **val, size_t *vlen)
 	return ut_bt_get(t->db->pager, ut_txn_snap(t), key, klen, val, vlen);
 }
 
-/* ut_get_ref on the tree rooted at *root (NULL: the default one). */
+static size_t pin_slot(const ut_txn *t, const ut_pg *pg)
+{
+	return ((uintptr_t)pg >> 4) * 2654435761u & (t->pincap - 1);
+}
+
+/* Is pg held already (then the caller's new pin on it goes)?  Else it is
+ * added to the set, which then has room for the held entry to come. */
+static int pin_known(ut_txn *t, ut_pg *pg, int *known)
+{
+	size_t i;
+
+	*known = 0;
+	if (2 * (t->nheld + 1) > t->pincap) {
+		size_t c = t->pincap ? 2 * t->pincap : 32;
+		ut_pg **ns = calloc(c, sizeof(*ns)), **old = t->pinset;
+		size_t oc = t->pincap;
+
+		if (!ns)
+			return UT_ENOMEM;
+		t->pinset = ns;
+		t->pincap = c;
+		for (size_t j = 0; j < oc; j++) {
+			if (!old[j])
+				continue;
+			for (i = pin_slot(t, old[j]); ns[i]; i = (i + 1) & (c - 1))
+				;
+			ns[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = pin_slot(t, pg); t->pinset[i]; i = (i + 1) & (t->pincap - 1)) {
+		if (t->pinset[i] == pg) {
+			*known = 1;
+			return UT_OK;
+		}
+	}
+	t->pinset[i] = pg;
+	return UT_OK;
+}
+
+/* ut_get_ref on the tree rooted at *root (NULL: the default one).  A read
+ * transaction pins each page it hands values from once: a value's page
+ * stays pinned until the transaction ends (untorn.h), and a long read
+ * transaction calling it again and again holds at most one pin per page
+ * it read, not one per call. */
 int ut_txn_get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
 		      size_t klen, const void **val, size_t *vlen)
 {
 	struct held h;
-	int rc;
+	int rc, known;
 
 	if (t->nheld == t->capheld) {
 		size_t c = t->capheld ? 2 * t->capheld : 16;
@@ -624,6 +669,14 @@ int ut_txn_get_ref_at(ut_txn *t, const uint32_t *root, const void *key,
 		h.pin = NULL;
 		*val = h.owned;
 		rc = h.owned ? UT_OK : UT_ENOMEM;
+	}
+	if (rc == UT_OK && h.pin) {
+		if ((rc = pin_known(t, h.pin, &known)) || known) {
+			/* the page's version never changes in the snapshot:
+			 * the pin already held keeps *val valid */
+			ut_pager_release(t->db->pager, h.pin);
+			return rc;
+		}
 	}
 	if (rc == UT_OK)
 		t->held[t->nheld++] = h;

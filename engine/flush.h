@@ -103,6 +103,7 @@ typedef struct ut_flush_page {
 #define UT_FLUSH_INFLIGHT_PAGES 16u
 
 typedef struct ut_flusher ut_flusher;
+struct ut_dw_pending; /* flush_doublewrite.h */
 
 struct ut_flusher_ops {
 	const char *name; /* "unsafe", "atomic", "doublewrite", "fullpage" */
@@ -117,10 +118,12 @@ struct ut_flusher_ops {
 	int (*probe)(ut_vfs *vfs, ut_file *data, const char *path);
 	/* Set up (fl->priv) after probe succeeded.  NULL = nothing to do. */
 	int (*init)(ut_flusher *fl);
-	/* At open, before the pager reads any page: repair what an interrupted
-	 * earlier write_pages may have left (double-write restore).  NULL = no
-	 * recovery needed. */
-	int (*recover)(ut_flusher *fl, ut_file *data);
+	/* At open, before the pager reads any page: find what an interrupted
+	 * earlier write_pages may have left torn (double-write restore), and
+	 * add the repairs to *pend for the pager to write once the open is
+	 * sure to go through (flush_doublewrite.h ut_dw_apply); pend NULL:
+	 * write them now.  NULL = no recovery needed. */
+	int (*recover)(ut_flusher *fl, ut_file *data, struct ut_dw_pending *pend);
 	/* Write pages[0..n) to their home offsets.  n may be 0 with
 	 * UT_FLUSH_DURABLE: make earlier deferred writes durable. */
 	int (*write_pages)(ut_flusher *fl, ut_file *data,

@@ -245,8 +245,62 @@ static int home_fails(ut_file *data, uint32_t pgno, uint8_t *home,
 	       ut_page_verify(home, pgno, path) != UT_OK;
 }
 
+const uint8_t *ut_dw_pending_page(const ut_dw_pending *pend, uint32_t pgno)
+{
+	for (size_t i = 0; pend && i < pend->n; i++)
+		if (pend->pgno[i] == pgno)
+			return pend->buf[i];
+	return NULL;
+}
+
+void ut_dw_pending_free(ut_dw_pending *pend)
+{
+	for (size_t i = 0; pend && i < pend->n; i++)
+		free(pend->buf[i]);
+	if (pend)
+		pend->n = 0;
+}
+
+int ut_dw_apply(ut_file *data, ut_dw_pending *pend, uint64_t *written)
+{
+	int rc = UT_OK;
+
+	*written = 0;
+	if (!pend || !pend->n)
+		return UT_OK;
+	for (size_t i = 0; rc == UT_OK && i < pend->n; i++)
+		rc = ut_file_write(data, pend->buf[i], UT_PAGE_SIZE,
+				   (uint64_t)pend->pgno[i] * UT_PAGE_SIZE, 0);
+	if (rc == UT_OK)
+		rc = ut_file_sync(data);
+	if (rc == UT_OK) {
+		*written = pend->n;
+		ut_dw_pending_free(pend);
+	}
+	return rc;
+}
+
+/* Keep copy as the pending repair of pgno (pend), or write it now. */
+static int repair(ut_file *data, ut_dw_pending *pend, uint32_t pgno,
+		  const uint8_t *copy)
+{
+	uint8_t *b = (uint8_t *)ut_dw_pending_page(pend, pgno);
+
+	if (!pend)
+		return ut_file_write(data, copy, UT_PAGE_SIZE,
+				     (uint64_t)pgno * UT_PAGE_SIZE, 0);
+	if (!b) {
+		if (pend->n == UT_DW_SLOTS || !(b = ut_io_alloc(UT_PAGE_SIZE)))
+			return UT_ENOMEM;
+		pend->pgno[pend->n] = pgno;
+		pend->buf[pend->n++] = b;
+	}
+	memcpy(b, copy, UT_PAGE_SIZE);
+	return UT_OK;
+}
+
 int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
-		  ut_dw_recovery *out)
+		  ut_dw_recovery *out, ut_dw_pending *pend)
 {
 	struct best {
 		uint32_t pgno;
@@ -350,12 +404,16 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 	/* 2. Restore each page that fails in place. */
 	for (size_t i = 0; i < nbest; i++) {
 		uint64_t home_off = (uint64_t)best[i].pgno * UT_PAGE_SIZE;
-		int64_t n = ut_file_read(data, home, UT_PAGE_SIZE, home_off);
+		const uint8_t *was = ut_dw_pending_page(pend, best[i].pgno);
+		int64_t n = was ? (int64_t)UT_PAGE_SIZE
+				: ut_file_read(data, home, UT_PAGE_SIZE, home_off);
 
 		if (n < 0) {
 			rc = (int)n;
 			goto out;
 		}
+		if (was)
+			memcpy(home, was, UT_PAGE_SIZE);
 		if (n == (int64_t)UT_PAGE_SIZE &&
 		    ut_page_verify(home, best[i].pgno, path) == UT_OK)
 			continue;
@@ -374,12 +432,12 @@ int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
 			rc = n < 0 ? (int)n : UT_EIO;
 			goto out;
 		}
-		rc = ut_file_write(data, copy, UT_PAGE_SIZE, home_off, 0);
+		rc = repair(data, pend, best[i].pgno, copy);
 		if (rc)
 			goto out;
 		r.repaired++;
 	}
-	if (r.repaired) {
+	if (r.repaired && !pend) {
 		rc = ut_file_sync(data);
 		if (rc)
 			goto out;
@@ -397,15 +455,17 @@ out:
 	return rc;
 }
 
-static int dw_recover(ut_flusher *fl, ut_file *data)
+static int dw_recover(ut_flusher *fl, ut_file *data, ut_dw_pending *pend)
 {
 	struct dw_state *st = fl->priv;
 	ut_dw_recovery r;
-	int rc = ut_dw_recover(data, st->dw, fl->path, &r);
+	int rc = ut_dw_recover(data, st->dw, fl->path, &r, pend);
 
-	ut_ctr_add(&fl->ctr->torn_repaired, r.repaired);
-	if (r.repaired)
-		ut_ctr_add(&fl->ctr->syncs, 1);
+	if (!pend) {
+		ut_ctr_add(&fl->ctr->torn_repaired, r.repaired);
+		if (r.repaired)
+			ut_ctr_add(&fl->ctr->syncs, 1);
+	}
 	if (r.max_batch >= st->next_batch)
 		st->next_batch = r.max_batch + 1;
 	if (r.floor > st->next_batch)

@@ -79,10 +79,27 @@ typedef struct ut_dw_recovery {
 	uint64_t floor;        /* copies below this batch id were ignored */
 } ut_dw_recovery;
 
+/* Repairs found but not yet written: the pages' good copies, held in
+ * memory until whoever found them knows the open will not be refused (a
+ * refused open changes no file: untorn.h). */
+typedef struct ut_dw_pending {
+	size_t n;
+	uint32_t pgno[UT_DW_SLOTS];
+	uint8_t *buf[UT_DW_SLOTS]; /* ut_io_alloc'd pages */
+} ut_dw_pending;
+
 /* Restore from dw every in-place page of data that fails its checksum and
- * has a valid copy; sync data if anything was written.  path names the data
- * file in error details.  *out may be NULL. */
+ * has a valid copy; sync data if anything was written.  With pend, write
+ * nothing: each repair is added to *pend (its copy read into memory, a
+ * later repair of the same page replacing it) for ut_dw_apply.  path names
+ * the data file in error details.  *out may be NULL. */
 int ut_dw_recover(ut_file *data, ut_file *dw, const char *path,
-		  ut_dw_recovery *out);
+		  ut_dw_recovery *out, ut_dw_pending *pend);
+/* Write the repairs in *pend to data and sync it; *pend is then empty.
+ * *written: pages written. */
+int ut_dw_apply(ut_file *data, ut_dw_pending *pend, uint64_t *written);
+/* The pending copy of pgno, or NULL. */
+const uint8_t *ut_dw_pending_page(const ut_dw_pending *pend, uint32_t pgno);
+void ut_dw_pending_free(ut_dw_pending *pend);
 
 #endif /* UT_FLUSH_DOUBLEWRITE_H */

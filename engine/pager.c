@@ -59,8 +59,9 @@ static int fullpage_recovery_via_dw(ut_pager *p)
 		return UT_OK;
 	rc = ut_flusher_create(UT_PROTECT_DOUBLEWRITE, p->vfs, p->path, p->file,
 			       &p->ctr, &dw);
-	/* (its recover: the batch ids of copies a double-write run left) */
-	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file)) != UT_OK)
+	/* (its recover: the batch ids of copies a double-write run left;
+	 * repairs it finds wait in p->pend like the others) */
+	if (rc == UT_OK && (rc = dw->ops->recover(dw, p->file, p->pend)) != UT_OK)
 		ut_flusher_destroy(dw);
 	if (rc)
 		return rc;
@@ -146,8 +147,11 @@ static void pager_free_all(ut_pager *p)
 	free(p->snap);
 	free(p->ckpt_hdr);
 	free(p->hdr_disk);
+	free(p->sealbuf);
 	free(p->bound_buf);
 	free(p->hinted);
+	ut_dw_pending_free(p->pend);
+	free(p->pend);
 	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->flush_mu);
@@ -206,6 +210,33 @@ int ut_pager_close(ut_pager *p)
 		ut_set_errdetail("%s: close: dirty pages could not be written (%s)",
 				 p->path, ut_strerror(rc));
 	pager_free_all(p);
+	return rc;
+}
+
+int64_t pager_read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
+{
+	const uint8_t *c = ut_dw_pending_page(p->pend, pgno);
+
+	if (c) {
+		memcpy(buf, c, UT_PAGE_SIZE);
+		return UT_PAGE_SIZE;
+	}
+	return ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
+			    (uint64_t)pgno * UT_PAGE_SIZE);
+}
+
+int pager_apply_repairs(ut_pager *p)
+{
+	uint64_t n;
+	int rc;
+
+	if (!p->pend || !p->pend->n)
+		return UT_OK;
+	rc = ut_dw_apply(p->file, p->pend, &n);
+	if (rc == UT_OK) {
+		ut_ctr_add(&p->ctr.torn_repaired, n);
+		ut_ctr_add(&p->ctr.syncs, 1);
+	}
 	return rc;
 }
 
@@ -283,7 +314,7 @@ static int never_held_data(ut_pager *p, const char *path, const uint8_t *page0,
 	if (!b)
 		return UT_ENOMEM;
 	memset(b, 0, UT_PAGE_SIZE);
-	n = ut_file_read(p->rfile, b, UT_PAGE_SIZE, UT_PAGE_SIZE);
+	n = pager_read_page(p, 1, b);
 	if (n < 0) {
 		rc = (int)n;
 		goto out;
@@ -612,7 +643,12 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	rc = ut_flusher_create(cfg->protect, vfs, path, p->file, &p->ctr, &p->fl);
 	if (rc)
 		goto fail;
-	if (p->fl->ops->recover && (rc = p->fl->ops->recover(p->fl, p->file)))
+	if (!(p->pend = calloc(1, sizeof(*p->pend)))) {
+		rc = UT_ENOMEM;
+		goto fail;
+	}
+	if (p->fl->ops->recover &&
+	    (rc = p->fl->ops->recover(p->fl, p->file, p->pend)))
 		goto fail;
 	/* A double-write file left by an earlier run in another mode may
 	 * hold the only whole copy of a page torn then: use it too. */
@@ -622,9 +658,8 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 
 		rc = vfs->open(vfs, dwpath, UT_OPEN_DIRECT, &dw);
 		if (rc == UT_OK) {
-			rc = ut_dw_recover(p->file, dw, path, &r);
+			rc = ut_dw_recover(p->file, dw, path, &r, p->pend);
 			ut_file_close(dw);
-			ut_ctr_add(&p->ctr.torn_repaired, r.repaired);
 		}
 		if (rc)
 			goto fail;
@@ -637,9 +672,12 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	 * 0.1). */
 	p->lazy = cfg->lazy;
 	p->wfile = ut_pager_protect(p) != UT_PROTECT_ATOMIC ? p->rfile : p->file;
-	/* Recovery may have rewritten (and extended) the file. */
+	/* Recovery's pending repairs may extend the file. */
 	if ((rc = ut_file_size(p->file, &size)))
 		goto fail;
+	for (size_t i = 0; i < p->pend->n; i++)
+		if (((uint64_t)p->pend->pgno[i] + 1) * UT_PAGE_SIZE > size)
+			size = ((uint64_t)p->pend->pgno[i] + 1) * UT_PAGE_SIZE;
 
 	mf = pager_new_frame(p);
 	if (!mf) {
@@ -647,7 +685,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		goto fail;
 	}
 	if (size > 0) {
-		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
+		int64_t n = pager_read_page(p, 0, mf->pg.data);
 		int never;
 
 		if (n < 0) {
@@ -701,7 +739,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		if ((rc = adopt(p, rf, 1)))
 			goto fail;
 	} else {
-		int64_t n = ut_file_read(p->rfile, mf->pg.data, UT_PAGE_SIZE, 0);
+		int64_t n = pager_read_page(p, 0, mf->pg.data);
 		if (n < 0) {
 			rc = (int)n;
 			goto fail;

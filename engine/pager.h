@@ -16,7 +16,10 @@
  *    grows past the bound (a big transaction may exceed cache_bytes
  *    temporarily) and shrinks back as frames become evictable (dirty
  *    ones once the cleaner thread wrote them: the committing thread does
- *    not write them under the pool mutex).
+ *    not write them under the pool mutex).  Readers' pins count as well:
+ *    while readers pin every frame the pool holds the pages they pin,
+ *    page 0 and the dirty ones, and it is back within the bound when the
+ *    last pinning snapshot ends (no write needed).
  *  - Page cleaner: a background thread (started on first need, never
  *    during redo or for a read-only handle) writes dirty pages in batches
  *    of up to 128 (one strategy call: for doublewrite one copy write and
@@ -288,7 +291,10 @@ typedef struct ut_pager_config {
 	int create;
 	/* sync=0: evictions write pages with UT_FLUSH_LAZY (no sync, no
 	 * protection copy) through the OS page cache, after the log is
-	 * written (not synced) up to them.  Checkpoints stay DURABLE. */
+	 * written (not synced) up to them.  Checkpoints stay DURABLE: no
+	 * batch is lazy while one is pending (decided under the pool mutex
+	 * with the batch's copies; a page a lazy batch in flight wrote is
+	 * written again for a checkpoint begun meanwhile), nor during redo. */
 	int lazy;
 	const ut_log_hooks *hooks; /* NULL: no log */
 	unsigned lock_wait_ms; /* wait this long for a live holder's lock */

@@ -171,6 +171,11 @@ struct ut_pager {
 	 * a write cut short by a full disk) is rebuilt by redo from zeros. */
 	uint32_t durable_pages;
 	int dw_existed; /* PATH "-dw" existed before this open */
+	/* Torn pages open found with a good copy in PATH "-dw": reads see
+	 * the copy, and it is written only once the open goes through -- at
+	 * the first page write or checkpoint, which come after recovery's
+	 * gate (a refused open changes no file).  NULL or empty: none. */
+	struct ut_dw_pending *pend;
 	int page1_untorn; /* page 1 in the file passes its checksum */
 	int created;    /* the data file was empty: initialised by this open */
 	uint32_t last_mode, last_clean; /* header as found at open */
@@ -233,6 +238,12 @@ struct ut_pager {
 	/* Page-write bound (bound.c), changed only by whoever may write
 	 * pages (flush_mu once the cleaner runs, else p->mu). */
 	uint8_t *hdr_disk;    /* page 0 as the data file has it */
+	/* Its format version, which a checkpoint's start (under p->mu, not
+	 * flush_mu) compares: atomic, hdr_disk being the page writer's. */
+	uint32_t disk_format;
+	/* Sealed copies of published pages pager_flush_frames writes
+	 * (EVICT_BATCH pages, allocated on first need; p->mu). */
+	uint8_t *sealbuf;
 	uint8_t *bound_buf;   /* the image a bound raise writes */
 	/* Every header written from now on says at least this format (0:
 	 * as ut_meta_format says): set by a format raise (bound.c). */
@@ -313,6 +324,10 @@ void pager_frame_set_cur(ut_pager *p, struct frame *f, struct pver *v);
 int pager_get_frame(ut_pager *p, struct frame **out);
 void pager_drop_one(ut_pager *p);
 void pager_shrink(ut_pager *p);
+/* Free clean frames nobody uses while the pool is past its bound; writes
+ * nothing.  p->mu held; not during redo (whose frames it may be setting
+ * up without the mutex). */
+void pager_trim(ut_pager *p);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
@@ -366,5 +381,12 @@ void pager_shadow_drop(ut_pager *p, struct frame *f);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);
+/* Page pgno as the data file has it -- or as open's pending torn-page
+ * repair will have it (p->pend): what every read of a page from the
+ * file goes through.  Returns the bytes read, or a negative code. */
+int64_t pager_read_page(ut_pager *p, uint32_t pgno, uint8_t *buf);
+/* Write open's pending repairs (once; without a pending one a no-op).
+ * Called before any other page write (bound.c, checkpoint.c). */
+int pager_apply_repairs(ut_pager *p);
 
 #endif /* UT_PAGER_INT_H */

@@ -391,8 +391,7 @@ void pager_drop_one(ut_pager *p)
 static int read_page(ut_pager *p, uint32_t pgno, uint8_t *buf)
 {
 	int rc;
-	int64_t n = ut_file_read(p->rfile, buf, UT_PAGE_SIZE,
-				 (uint64_t)pgno * UT_PAGE_SIZE);
+	int64_t n = pager_read_page(p, pgno, buf);
 
 	if (n < 0)
 		return (int)n;
@@ -535,6 +534,21 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	if (!s) {
 		pthread_mutex_lock(&p->mu);
 		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
+		if (rc == UT_EIO && !fatal_now(p)) {
+			/* The writer cannot read the data file: no later
+			 * transaction gets further (issue 31: the soak's writer
+			 * met UT_EIO forever after the device went).  The
+			 * handle refuses writes from now on, with this read's
+			 * detail as the cause; readers keep what they can
+			 * read. */
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", ut_errdetail());
+			ut_set_errdetail("%s: page %u: the write transaction's "
+					 "page read failed: %s", p->path, pgno,
+					 why);
+			pager_note_fatal(p, rc);
+		}
 		pthread_mutex_unlock(&p->mu);
 		if (rc == UT_OK)
 			*out = &f->pg;
@@ -643,6 +657,13 @@ void pager_shrink(ut_pager *p)
 			nb = 0;
 		}
 	}
+	pager_trim(p);
+}
+
+void pager_trim(ut_pager *p)
+{
+	if (p->nframes <= p->maxframes)
+		return;
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
 		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty &&

@@ -184,8 +184,7 @@ static int redo_get(ut_pager *p, uint32_t pgno, int image, struct frame **out)
 	}
 	if ((rc = pager_get_frame(p, &f)))
 		return rc;
-	n = ut_file_read(p->rfile, f->pg.data, UT_PAGE_SIZE,
-			 (uint64_t)pgno * UT_PAGE_SIZE);
+	n = pager_read_page(p, pgno, f->pg.data);
 	if (n < 0)
 		return (int)n;
 	ut_ctr_add(&p->ctr.page_reads, 1);

@@ -67,6 +67,12 @@ struct ut_txn {
 	ut_snap snap; /* read-only: the snapshot it reads */
 	struct held *held;
 	size_t nheld, capheld;
+	/* The pages in held, by address (open addressing, a power of two
+	 * slots, at most half full): a read transaction's snapshot sees one
+	 * version of a page, so a page is pinned once however many values
+	 * ut_get_ref hands out from it. */
+	ut_pg **pinset;
+	size_t pincap;
 	struct ut_tstate *tables; /* the named tables this transaction used */
 	int64_t defdelta; /* default-table keys added less deleted */
 };

@@ -308,6 +308,9 @@ void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 		s->next->prev = s->prev;
 	else
 		p->snap_tail = s->prev;
+	/* frames the pool took past its bound because readers pinned every
+	 * one (pool.c) go back now, not at the next write */
+	pager_trim(p);
 	pthread_mutex_unlock(&p->mu);
 	pager_advise_drain(p);
 }

@@ -153,7 +153,11 @@
  * and is not acknowledged (it may or may not survive a reopen: "in doubt",
  * never half).  The handle then fails: ut_begin (read-only too, since the
  * cache may hold the failed commit's changes), ut_checkpoint and the rest
- * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  Reopen,
+ * return UT_EFATAL; ut_close releases it (returning UT_EFATAL).  A page
+ * read failing with UT_EIO in a write transaction (the device failing)
+ * fails the handle for writes the same way, the read named as the cause
+ * in the detail; read-only transactions go on with what can be read.
+ * Reopen,
  * after freeing space, recovers a consistent state with every acknowledged
  * commit.  Recovery writes too: if it finds the disk full, ut_open returns
  * UT_ENOSPC, and its detail says "recovery needs up to N bytes free" (in
@@ -365,9 +369,11 @@ UT_API int ut_get(ut_txn *t, const void *key, size_t klen, void **val,
 /* Look key up without copying (as LMDB's mdb_get): *val points at the
  * value inside the database's page, valid until the transaction ends (not
  * only until the next call), and must not be written to.  In a read-only
- * transaction the page stays pinned in memory until then; in a write
- * transaction, or for a value too big for one page, *val is a copy the
- * transaction owns and frees when it ends. */
+ * transaction the page stays pinned in memory until then, once however
+ * many values are taken from it (a long read transaction holds at most a
+ * pin per page it read); in a write transaction, or for a value too big
+ * for one page, *val is a copy the transaction owns and frees when it
+ * ends (one per call: use ut_get for those in a long transaction). */
 UT_API int ut_get_ref(ut_txn *t, const void *key, size_t klen, const void **val,
 	       size_t *vlen);
 

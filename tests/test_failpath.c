@@ -4,7 +4,9 @@
  * frame, a checkpoint, a group-commit leader) with an error within a
  * second, later transactions are refused with UT_EFATAL and ut_close
  * returns; and a commit still waiting for durability is an open
- * transaction to ut_close.  Databases live on the simulated disk, whose
+ * transaction to ut_close; a writer whose page read fails with UT_EIO
+ * (the device gone) makes the handle refuse writes, saying why.
+ * Databases live on the simulated disk, whose
  * fault hook (io/ut_simdisk.h) fails or slows one chosen I/O.
  */
 #include <pthread.h>
@@ -481,11 +483,59 @@ static void test_close_during_durability_wait(void **state)
 	ut_simdisk_free(d);
 }
 
+/* The device goes (the power is cut: every later I/O fails, reads too)
+ * while the cache holds a fraction of the data: the writer's next
+ * transaction fails reading a page with UT_EIO, and from then on the
+ * handle refuses writes with UT_EFATAL, whose detail names that read as
+ * the cause -- the writer does not meet UT_EIO for ever (the soak's writer
+ * gave up after 100 of them).  Reads of what the cache holds go on. */
+static void test_writer_read_eio_is_fatal(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_vfs *v = ut_simdisk_vfs(d);
+	ut_db *db = open_db(d, 16 * UT_PAGE_SIZE, 1);
+	char k[16], val[VLEN];
+	ut_file *other;
+	ut_txn *t;
+	int rc = UT_OK;
+
+	(void)state;
+	fill(db, 0, 3000); /* ~80 leaves in a cache of 16 */
+	assert_int_equal(ut_checkpoint(db), UT_OK);
+	/* the power goes at the next event: a write to another file */
+	assert_int_equal(v->open(v, "/other", UT_OPEN_CREATE, &other), UT_OK);
+	ut_simdisk_crash_at(d, ut_simdisk_event_count(d));
+	memset(val, 'x', sizeof(val));
+	assert_int_equal(ut_file_write(other, val, sizeof(val), 0, 0), UT_EIO);
+	ut_file_close(other);
+	assert_true(ut_simdisk_crashed(d));
+
+	/* puts across the key space until one needs a page not cached */
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < 3000 && rc == UT_OK; i += 37) {
+		key_of(k, i);
+		rc = ut_put(t, k, strlen(k), val, VLEN);
+	}
+	ut_abort(t);
+	assert_int_equal(rc, UT_EIO);
+	rc = ut_begin(db, 0, &t);
+	if (rc == UT_OK)
+		ut_abort(t);
+	assert_int_equal(rc, UT_EFATAL);
+	print_message("after the failed read: %s\n", ut_errdetail());
+	if (!strstr(ut_errdetail(), "refuses further use until reopened") ||
+	    !strstr(ut_errdetail(), "page read failed"))
+		fail_msg("UT_EFATAL with detail \"%s\"", ut_errdetail());
+	assert_int_equal(ut_close(db), UT_EFATAL);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_sync_failure_wakes_all),
 		cmocka_unit_test(test_close_during_durability_wait),
+		cmocka_unit_test(test_writer_read_eio_is_fatal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

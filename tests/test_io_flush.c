@@ -123,7 +123,7 @@ static void crash_run(int protect, uint64_t n, uint64_t seed, struct outcome *o)
 	assert_int_equal(ut_flusher_create(protect, ut_simdisk_vfs(d), "db", data,
 					   &ctr, &fl), UT_OK);
 	if (fl->ops->recover)
-		assert_int_equal(fl->ops->recover(fl, data), UT_OK);
+		assert_int_equal(fl->ops->recover(fl, data, NULL), UT_OK);
 	o->repaired += (unsigned)ctr.torn_repaired;
 	for (uint32_t i = 0; i < NPAGES; i++) {
 		int64_t got = ut_file_read(data, buf, PG, (uint64_t)i * PG);
@@ -523,7 +523,7 @@ static void test_posix_files(void **state)
 	 * old version served silently); the damage stays visible. */
 	memset(buf, 0xab, 4096);
 	assert_int_equal(ut_file_write(data, buf, 4096, 3 * PG + 8192, 0), UT_OK);
-	assert_int_equal(ut_dw_recover(data, dw, path, &r), UT_OK);
+	assert_int_equal(ut_dw_recover(data, dw, path, &r, NULL), UT_OK);
 	assert_int_equal(r.repaired, 0);
 	assert_int_equal(r.valid, 0);
 	assert_int_equal(ut_file_read(data, buf, PG, 3 * PG), PG);
@@ -535,14 +535,14 @@ static void test_posix_files(void **state)
 	assert_int_equal(ut_file_write(data, buf, 4096, 3 * PG + 8192, 0), UT_OK);
 	assert_int_equal(ut_file_read(data, buf, PG, 3 * PG), PG);
 	assert_int_equal(ut_page_verify(buf, 3, path), UT_ECORRUPT);
-	assert_int_equal(ut_dw_recover(data, dw, path, &r), UT_OK);
+	assert_int_equal(ut_dw_recover(data, dw, path, &r, NULL), UT_OK);
 	assert_int_equal(r.repaired, 1);
 	assert_int_equal(r.valid, NPAGES);
 	assert_int_equal(ut_file_read(data, buf, PG, 3 * PG), PG);
 	assert_int_equal(ut_page_verify(buf, 3, path), UT_OK);
 	assert_int_equal(ut_page_lsn(buf), 6);
 	/* A second pass finds nothing to do. */
-	assert_int_equal(ut_dw_recover(data, dw, path, &r), UT_OK);
+	assert_int_equal(ut_dw_recover(data, dw, path, &r, NULL), UT_OK);
 	assert_int_equal(r.repaired, 0);
 	ut_file_close(dw);
 	ut_flusher_destroy(fl);
@@ -558,7 +558,7 @@ int main(void)
 	 * objects are linked only when something references them strongly. */
 	int (*volatile anchor1)(ut_file *, const char *) = ut_flush_atomic_check;
 	int (*volatile anchor2)(ut_file *, ut_file *, const char *,
-				ut_dw_recovery *) = ut_dw_recover;
+				ut_dw_recovery *, ut_dw_pending *) = ut_dw_recover;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_probe),
 		cmocka_unit_test(test_atomic_refusal_is_loud),

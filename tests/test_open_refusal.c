@@ -3,7 +3,8 @@
  * companions are lost or contradict it (include/untorn.h, "Files" and
  * "Damaged files"): a lost "-wal" is refused, and opened -- the loss
  * reported -- once the user creates it empty as documented; a refused
- * recovery leaves every file byte-identical.  On the simulated disk.
+ * recovery leaves every file byte-identical, a torn page it would have
+ * repaired from "-dw" included.  On the simulated disk.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "untorn.h"
 #include "db.h"
+#include "flush_doublewrite.h"
 #include "page.h"
 #include "ut_simdisk.h"
 #include "wal.h"
@@ -164,8 +166,36 @@ static void prints(ut_simdisk *d, struct fileprint fp[3])
 	fp[2] = print_of(d, DB "-dw");
 }
 
-/* Damage that recovery finds only after it replayed much of the log. */
-enum damage { CUT_BELOW_BOUND, RECORD_WITH_LATER };
+/* Damage that recovery finds only after it replayed much of the log;
+ * TORN_AND_DAMAGED: RECORD_WITH_LATER, and a page torn in place whose
+ * copy in "-dw" is whole (the torn-page repair must wait for the log's
+ * verdict). */
+enum damage { CUT_BELOW_BOUND, RECORD_WITH_LATER, TORN_AND_DAMAGED };
+
+/* Tear, in the data file, the page of the newest valid copy in "-dw":
+ * its first sector is overwritten (so it fails its checksum and has a
+ * whole copy).  Returns its page number. */
+static uint32_t tear_page_with_copy(ut_simdisk *d)
+{
+	static uint8_t h[UT_DW_HDR];
+	uint64_t best = 0;
+	uint32_t pgno = 0;
+
+	for (uint32_t s = 0; s < UT_DW_SLOTS; s++) {
+		if (ut_simdisk_peek(d, DB "-dw", UT_DW_SLOT_OFF(s), h,
+				    sizeof(h)) != (int64_t)sizeof(h))
+			break;
+		if (ut_ld64(h) == UT_DW_MAGIC && ut_ld64(h + 8) >= best &&
+		    ut_ld32(h + 16) != 0) {
+			best = ut_ld64(h + 8);
+			pgno = ut_ld32(h + 16);
+		}
+	}
+	assert_true(pgno != 0);
+	assert_int_equal(ut_simdisk_corrupt(d, DB, (uint64_t)pgno * UT_PAGE_SIZE +
+					    100, 64), UT_OK);
+	return pgno;
+}
 
 /* A database after a power cut whose log since the checkpoint touches
  * many more pages than the cache recovery runs with holds (redo must evict
@@ -211,6 +241,9 @@ static void refusal_changes_nothing(int protect, enum damage dmg)
 		assert_int_equal(ut_simdisk_corrupt(d, DB "-wal",
 				 redo_off + size * 2 / 3, 64), UT_OK);
 	}
+	if (dmg == TORN_AND_DAMAGED)
+		print_message("page %u torn in place, whole in -dw\n",
+			      tear_page_with_copy(d));
 	prints(d, before);
 	/* recovery in a smaller cache: it must evict pages it rebuilt */
 	o.cache_bytes = 8 * UT_PAGE_SIZE;
@@ -245,6 +278,9 @@ static void test_refusal_changes_nothing_doublewrite(void **state)
 	(void)state;
 	refusal_changes_nothing(UT_PROTECT_DOUBLEWRITE, CUT_BELOW_BOUND);
 	refusal_changes_nothing(UT_PROTECT_DOUBLEWRITE, RECORD_WITH_LATER);
+	/* the repair of a torn page from its copy waits for the log's
+	 * verdict too (it was written at open, before the log was read) */
+	refusal_changes_nothing(UT_PROTECT_DOUBLEWRITE, TORN_AND_DAMAGED);
 }
 
 /* A page the last checkpoint counted (below its page count) reads as

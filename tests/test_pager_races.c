@@ -9,6 +9,7 @@
  * over their page writes (a reader beginning meanwhile does not wait).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -376,6 +377,177 @@ static void test_shrink_before_cleaner_frees_mutex(void **state)
 	ut_simdisk_free(d);
 }
 
+/* ---- formal races, for ThreadSanitizer ------------------------------- */
+
+static uint32_t rbase; /* the first of a rig's pages */
+
+/* A pager over d (unsafe: page writes are plain data-file writes), with
+ * npages overflow pages committed and checkpointed. */
+static ut_pager *race_rig(ut_simdisk *d, const char *path, size_t frames,
+			  int inline_flush, int npages)
+{
+	static const ut_log_hooks hooks = { .log_commit = log_commit };
+	ut_pager_config cfg = { .cache_bytes = frames * UT_PAGE_SIZE,
+				.protect = UT_PROTECT_UNSAFE, .create = 1,
+				.inline_flush = inline_flush, .hooks = &hooks };
+	ut_pager *p;
+
+	assert_int_equal(ut_pager_open(ut_simdisk_vfs(d), path, &cfg, &p), UT_OK);
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = 0; i < npages; i++) {
+		ut_pg *pg;
+
+		assert_int_equal(ut_pager_alloc(p, UT_PT_OVERFLOW, &pg), UT_OK);
+		if (i == 0)
+			rbase = pg->pgno;
+		ut_page_set_aux(pg->data, 1);
+		ut_pager_release(p, pg);
+	}
+	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
+	assert_int_equal(ut_pager_checkpoint(p), UT_OK);
+	return p;
+}
+
+static void touch_pages(ut_pager *p, int from, int n)
+{
+	assert_int_equal(ut_pager_begin(p), UT_OK);
+	for (int i = from; i < from + n; i++) {
+		ut_pg *pg;
+
+		assert_int_equal(ut_pager_get(p, rbase + (uint32_t)i, &pg), UT_OK);
+		assert_int_equal(ut_pager_write(p, pg), UT_OK);
+		pg->data[UT_PG_HDR]++;
+		ut_pager_release(p, pg);
+	}
+	assert_int_equal(ut_pager_commit(p, 0), UT_OK);
+}
+
+/* Handshakes between the two threads of a race test must not order
+ * their accesses for ThreadSanitizer (a mutex would: it would hide the
+ * race): relaxed atomics and polling. */
+static int relaxed_get(const int *x)
+{
+	return __atomic_load_n(x, __ATOMIC_RELAXED);
+}
+
+static void relaxed_set(int *x, int v)
+{
+	__atomic_store_n(x, v, __ATOMIC_RELAXED);
+}
+
+static void relaxed_wait(const int *x)
+{
+	while (!relaxed_get(x)) {
+		struct timespec ts = { 0, 100000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Holds the data file's second write from when it is armed. */
+struct nth_hold {
+	int armed, seen, entered, released;
+};
+
+static int nth_fn(void *ctx, enum ut_simdisk_op op, const char *path)
+{
+	struct nth_hold *n = ctx;
+
+	if (op != UT_SIMDISK_OP_WRITE || strcmp(path, "/r.db") ||
+	    !relaxed_get(&n->armed))
+		return 0;
+	if (__atomic_add_fetch(&n->seen, 1, __ATOMIC_RELAXED) == 2) {
+		relaxed_set(&n->entered, 1);
+		relaxed_wait(&n->released);
+	}
+	return 0;
+}
+
+/* A checkpoint starts (the writer, under the pool mutex) while the
+ * cleaner, having just raised the page-write bound (the header it
+ * remembers as on disk rewritten under flush_mu alone), writes its batch:
+ * the start reads what it needs of that header without racing (the race
+ * was ckpt_request reading hdr_disk; ThreadSanitizer sees it). */
+static void test_checkpoint_start_during_bound_raise(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	struct nth_hold n = { 0, 0, 0, 0 };
+	ut_pager *p = race_rig(d, "/r.db", 16, 0, 14);
+	uint64_t ticket;
+	int again, started;
+
+	(void)state;
+	/* the cleaner thread runs (a checkpoint through it, nothing dirty) */
+	assert_int_equal(ut_pager_checkpoint_async(p, &started), UT_OK);
+	assert_int_equal(ut_pager_checkpoint(p), UT_OK);
+	ut_simdisk_set_fault_hook(d, nth_fn, &n);
+	relaxed_set(&n.armed, 1);
+	/* past the dirty mark, every page newer than the bound: the cleaner
+	 * raises it (write 1) and writes the batch (write 2, held) */
+	touch_pages(p, 0, 14);
+	relaxed_wait(&n.entered);
+	assert_int_equal(ut_pager_checkpoint_start(p, &ticket, &again), UT_OK);
+	relaxed_set(&n.released, 1);
+	if (ticket)
+		assert_int_equal(ut_pager_checkpoint_wait(p, ticket), UT_OK);
+	ut_simdisk_set_fault_hook(d, NULL, NULL);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	ut_simdisk_free(d);
+}
+
+struct crc_reader {
+	ut_pager *p;
+	int ready, go, rc;
+	unsigned sum;
+};
+
+/* Pins page 0 of the rig as its snapshot sees it and reads all of it, the
+ * CRC field included (as a backup copying a page does), before and after
+ * the writer's next commit. */
+static void *crc_reader_main(void *arg)
+{
+	struct crc_reader *r = arg;
+	ut_snap s;
+	ut_pg *pg;
+
+	if ((r->rc = ut_pager_snap_begin(r->p, &s)))
+		return NULL;
+	if ((r->rc = ut_pager_get_at(r->p, &s, rbase, &pg)) == UT_OK) {
+		r->sum += ut_page_checksum_ok(pg->data);
+		relaxed_set(&r->ready, 1);
+		relaxed_wait(&r->go);
+		r->sum += ut_page_checksum_ok(pg->data);
+		ut_pager_release(r->p, pg);
+	}
+	ut_pager_snap_end(r->p, &s);
+	return NULL;
+}
+
+/* inline_flush (no cleaner thread): page 0 of the rig is changed by a
+ * small transaction (dirty, published), a reader reads it, then a
+ * transaction bigger than the cache ends and the pool's shrink writes the
+ * dirty frames, the reader's page among them.  It seals a copy (the race
+ * was sealing the published page in place: its CRC changed under the
+ * reader). */
+static void test_inline_shrink_seals_copies(void **state)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_pager *p = race_rig(d, "/s.db", 8, 1, 24);
+	struct crc_reader r = { p, 0, 0, 0, 0 };
+	pthread_t th;
+
+	(void)state;
+	touch_pages(p, 0, 1);
+	assert_int_equal(pthread_create(&th, NULL, crc_reader_main, &r), 0);
+	relaxed_wait(&r.ready);
+	touch_pages(p, 1, 23); /* the shrink writes page 0 too */
+	relaxed_set(&r.go, 1);
+	pthread_join(th, NULL);
+	assert_int_equal(r.rc, UT_OK);
+	assert_int_equal(ut_pager_close(p), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +555,8 @@ int main(void)
 		cmocka_unit_test(test_readers_while_table_grows),
 		cmocka_unit_test(test_checkpoint_before_cleaner_frees_mutex),
 		cmocka_unit_test(test_shrink_before_cleaner_frees_mutex),
+		cmocka_unit_test(test_checkpoint_start_during_bound_raise),
+		cmocka_unit_test(test_inline_shrink_seals_copies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,7 +287,6 @@ struct thr {
 	_Atomic int done;
 	int end_rc;             /* its first error, 0 if none */
 	int efatal;             /* the writer: ut_begin refused, UT_EFATAL */
-	int gave_up;            /* the writer: power off, only UT_EIO */
 	char end_detail[256];
 };
 
@@ -526,14 +525,15 @@ static uint8_t *buf_alloc(void)
 /* ---- the writer ------------------------------------------------------- */
 
 /* The writer's transactions.  In fault mode an error is recorded and the
- * writer goes on as an application would (a read error need not fail the
- * handle), until ut_begin refuses with UT_EFATAL: the clear end. */
+ * writer goes on as an application would, until ut_begin refuses with
+ * UT_EFATAL: the clear end (every failure of the disk fails the handle,
+ * a page read of the writer's too). */
 static void *writer_main(void *arg)
 {
 	struct thr *th = arg;
 	uint32_t x = th->seed, seq = last_seq;
 	uint8_t *val = buf_alloc();
-	int rc = 0, errs = 0, errs_other = 0;
+	int rc = 0, errs = 0;
 
 	while (!stop) {
 		int ops = 1 + (int)(mix(x++) % MAXOPS);
@@ -542,18 +542,15 @@ static void *writer_main(void *arg)
 		uint32_t lens[MAXOPS];
 		ut_txn *t;
 
-		if (errs > 100) {
-			/* with the power off every page read fails (UT_EIO)
-			 * and a transaction may never get as far as its log
-			 * write: the application gives up on UT_EIO, a clear
-			 * error.  Otherwise a write failed and the handle
-			 * should have refused by now. */
-			if (fv.kind == F_CUT && !errs_other)
-				th->gave_up = 1;
-			else
-				failf(th, "100 failed transactions and ut_begin still "
-				      "accepts: the handle never failed (first: %s)",
-				      th->end_detail);
+		if (errs > 3) {
+			/* every failure the disk makes -- a log or page write
+			 * or sync, or, the power off, a page read of the
+			 * writer's -- fails the handle: the next ut_begin
+			 * refuses with UT_EFATAL.  (It used to accept 100
+			 * transactions failing with UT_EIO on reads.) */
+			failf(th, "%d failed transactions and ut_begin still "
+			      "accepts: the handle never failed (first: %s)",
+			      errs, th->end_detail);
 			break;
 		}
 		th->op = "begin";
@@ -562,7 +559,6 @@ static void *writer_main(void *arg)
 			if (rc == UT_EFATAL || !fault_mode)
 				break;
 			errs++;
-			errs_other += rc != UT_EIO;
 			continue;
 		}
 		th->op = "put/del";
@@ -588,7 +584,6 @@ static void *writer_main(void *arg)
 			ut_abort(t);
 			end_with(th, rc, "ut_put/ut_del");
 			errs++;
-			errs_other += rc != UT_EIO;
 			continue;
 		}
 		if (abort_it) {
@@ -606,7 +601,6 @@ static void *writer_main(void *arg)
 			 * gets a new one */
 			end_with(th, rc, "ut_commit");
 			errs++;
-			errs_other += rc != UT_EIO;
 			continue;
 		}
 		last_seq = seq;
@@ -616,7 +610,6 @@ static void *writer_main(void *arg)
 			if ((rc = ut_checkpoint(db))) {
 				end_with(th, rc, "ut_checkpoint");
 				errs++;
-				errs_other += rc != UT_EIO;
 				continue;
 			}
 			n_ckpts++;
@@ -626,8 +619,8 @@ static void *writer_main(void *arg)
 			oracle_prune(min_live());
 		}
 	}
-	if (fault_mode && (rc == UT_EFATAL || th->gave_up)) {
-		th->efatal = rc == UT_EFATAL;
+	if (fault_mode && rc == UT_EFATAL) {
+		th->efatal = 1;
 		/* let the readers meet the failed handle, then stop them
 		 * as an application would */
 		th->op = "grace";
@@ -1119,7 +1112,7 @@ static void run_soak(const struct cfg *c)
 		/* the fault happened, and the writer met it */
 		assert_true(fault_tripped());
 		assert_true(clear_error(thr[0].end_rc));
-		assert_true(thr[0].efatal || thr[0].gave_up);
+		assert_true(thr[0].efatal);
 		rc = ut_close(db);
 		fprintf(stderr, "  ut_close: %d\n", rc);
 		assert_true(clear_error(rc));
