@@ -157,6 +157,26 @@ static int hold_fn(void *ctx, enum ut_simdisk_op op, const char *path)
 	return 0;
 }
 
+/* While h holds a page write: wait up to a second for *done (set by a
+ * reader thread), then let the write go.  Returns whether the reader got
+ * in while the write was held. */
+static int reader_done_while_held(struct hold *h, const int *done)
+{
+	int waited_ms = 0;
+
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE) && waited_ms < 1000) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		waited_ms += 2;
+	}
+	pthread_mutex_lock(&h->mu);
+	h->released = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return waited_ms < 1000;
+}
+
 /* What runs in its own thread while the page write is held. */
 static void *checkpointer(void *arg)
 {
@@ -216,7 +236,7 @@ static void held_write_lets_reader_in(size_t cache, int prefill,
 	pthread_t ck, rd;
 	void *crc;
 	ut_db *db;
-	int waited_ms = 0;
+	int got_in;
 
 	ut_simdisk_set_fault_hook(d, hold_fn, &h);
 	db = open_db(d, "/c.db", cache);
@@ -233,19 +253,10 @@ static void held_write_lets_reader_in(size_t cache, int prefill,
 
 	b = (struct beginner){ db, -1, 0 };
 	assert_int_equal(pthread_create(&rd, NULL, begin_read, &b), 0);
-	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) && waited_ms < 1000) {
-		struct timespec ts = { 0, 2000000 };
-
-		nanosleep(&ts, NULL);
-		waited_ms += 2;
-	}
-	pthread_mutex_lock(&h.mu);
-	h.released = 1;
-	pthread_cond_broadcast(&h.cv);
-	pthread_mutex_unlock(&h.mu);
+	got_in = reader_done_while_held(&h, &b.done);
 	pthread_join(rd, NULL);
 	pthread_join(ck, &crc);
-	if (waited_ms >= 1000)
+	if (!got_in)
 		fail_msg("a read transaction waited for %s's page write (the "
 			 "pool mutex held over it)", what);
 	assert_int_equal(b.rc, UT_OK);
@@ -331,7 +342,7 @@ static void test_shrink_before_cleaner_frees_mutex(void **state)
 	pthread_t ck, rd;
 	void *crc;
 	ut_pager *p;
-	int waited_ms = 0;
+	int got_in;
 
 	(void)state;
 	assert_int_equal(ut_pager_open(ut_simdisk_vfs(d), "/c.db", &cfg, &p),
@@ -348,19 +359,10 @@ static void test_shrink_before_cleaner_frees_mutex(void **state)
 
 	b.p = p;
 	assert_int_equal(pthread_create(&rd, NULL, snap_read, &b), 0);
-	while (!__atomic_load_n(&b.done, __ATOMIC_ACQUIRE) && waited_ms < 1000) {
-		struct timespec ts = { 0, 2000000 };
-
-		nanosleep(&ts, NULL);
-		waited_ms += 2;
-	}
-	pthread_mutex_lock(&h.mu);
-	h.released = 1;
-	pthread_cond_broadcast(&h.cv);
-	pthread_mutex_unlock(&h.mu);
+	got_in = reader_done_while_held(&h, &b.done);
 	pthread_join(rd, NULL);
 	pthread_join(ck, &crc);
-	if (waited_ms >= 1000)
+	if (!got_in)
 		fail_msg("a snapshot waited for the pool shrink's page write "
 			 "(the pool mutex held over it)");
 	assert_int_equal(b.rc, UT_OK);
