@@ -480,9 +480,11 @@ UT_API int ut_table_drop(ut_txn *t, ut_table *tbl);
  * empty root); the table and its handle remain. */
 UT_API int ut_table_clear(ut_txn *t, ut_table *tbl);
 /* The table's name and counts as t sees them.  tbl NULL: the default
- * table (name "", pages 0: not counted); its key count is kept in the
- * header from the first table's create on (format 3), and counted by a
- * walk of its tree in a database that never had a table. */
+ * table (name ""); its key count is kept in the header from the first
+ * table's create on (format 3), and counted by a walk of its tree in a
+ * database that never had a table; its pages are the pages in use less
+ * the catalog's and the named tables' (a walk of the catalog, not of the
+ * table). */
 UT_API int ut_table_stat(ut_txn *t, ut_table *tbl, ut_table_info *info);
 /* List tables in name order: the first table whose name sorts above
  * after (memcmp, then length; NULL or "" = the first table) into *info.
