@@ -262,13 +262,20 @@ struct pver; /* a committed page version (pager_int.h) */
 typedef struct ut_pg {
 	uint8_t *data;
 	uint32_t pgno;
-	int snap; /* 1: a reader's pin on a committed version (read-only) */
+	/* 0: the writer's frame; UT_PG_PINNED: a reader's pin on a committed
+	 * version (read-only); UT_PG_HELD: a committed version the reader's
+	 * snapshot holds until it ends (ut_snap's memo): read-only, and its
+	 * release does nothing. */
+	int snap;
 } ut_pg;
+#define UT_PG_PINNED 1
+#define UT_PG_HELD 2
 
 /* A reader's snapshot: the database as of the last commit published
  * before ut_pager_snap_begin.  The caller owns the storage; the pager
  * links it into its list of live snapshots until ut_pager_snap_end. */
-#define UT_SNAP_MEMO 32
+#define UT_SNAP_MEMO 64      /* a power of two */
+#define UT_SNAP_MEMO_MAX 48  /* the set at most 3/4 full */
 typedef struct ut_snap {
 	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
 	uint32_t root, npages; /* the header's root and page count then */
@@ -279,10 +286,16 @@ typedef struct ut_snap {
 	/* The replaced versions this snapshot is the youngest live one to
 	 * see (pool mutex; version.c). */
 	struct pver *kept, *kept_tail;
-	/* Interior pages this snapshot read, pinned (by page number modulo
-	 * UT_SNAP_MEMO): the version a snapshot sees never changes, so they
-	 * are found again without the pool mutex. */
-	ut_pg *memo[UT_SNAP_MEMO];
+	/* Interior pages this snapshot read (an open-addressing set by page
+	 * number, memo_key 0: empty; at most UT_SNAP_MEMO_MAX of them), each
+	 * pinned once (memo_v) until the snapshot ends.  The version a
+	 * snapshot sees of a page never changes, and a pinned version is
+	 * never freed, so a later get of the page hands out the memo's view
+	 * (UT_PG_HELD) without a pin, a lock or a shared write. */
+	uint32_t memo_key[UT_SNAP_MEMO];
+	unsigned nmemo;
+	ut_pg memo[UT_SNAP_MEMO];
+	struct pver *memo_v[UT_SNAP_MEMO];
 } ut_snap;
 
 typedef struct ut_pager_config {

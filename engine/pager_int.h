@@ -329,6 +329,9 @@ void pager_shrink(ut_pager *p);
  * up without the mutex). */
 void pager_trim(ut_pager *p);
 
+/* The pins of s's memo go (s ends). */
+void pager_memo_release(ut_pager *p, ut_snap *s);
+
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
 /* A spare version object if one is at hand, else a new one.  p->mu held. */

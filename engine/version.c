@@ -41,7 +41,7 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 	if (v) {
 		v->pg.data = data;
 		v->pg.pgno = pgno;
-		v->pg.snap = 1;
+		v->pg.snap = UT_PG_PINNED;
 		v->refs = 1; /* the owner's */
 	}
 	return v;
@@ -52,7 +52,7 @@ static void pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
 	memset(v, 0, sizeof(*v));
 	v->pg.data = data;
 	v->pg.pgno = pgno;
-	v->pg.snap = 1;
+	v->pg.snap = UT_PG_PINNED;
 	v->refs = 1; /* the owner's */
 }
 
@@ -281,7 +281,8 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 	s->catroot = ut_ld32(m + UT_META_CATROOT);
 	s->defkeys = ut_ld64(m + UT_META_DEFKEYS);
 	s->began_ms = now_ms();
-	memset(s->memo, 0, sizeof(s->memo));
+	memset(s->memo_key, 0, sizeof(s->memo_key));
+	s->nmemo = 0;
 	s->kept = s->kept_tail = NULL;
 	s->next = NULL;
 	s->prev = p->snap_tail;
@@ -296,8 +297,7 @@ int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
 
 void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 {
-	for (unsigned i = 0; i < UT_SNAP_MEMO; i++)
-		ut_pager_release(p, s->memo[i]);
+	pager_memo_release(p, s);
 	pthread_mutex_lock(&p->mu);
 	kept_hand_off(p, s);
 	if (s->prev)
