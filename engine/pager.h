@@ -273,7 +273,8 @@ typedef struct ut_pg {
 
 /* A reader's snapshot: the database as of the last commit published
  * before ut_pager_snap_begin.  The caller owns the storage; the pager
- * links it into its list of live snapshots until ut_pager_snap_end. */
+ * knows it by its reader slot until ut_pager_snap_end. */
+struct snapgrp;
 #define UT_SNAP_MEMO 64      /* a power of two */
 #define UT_SNAP_MEMO_MAX 48  /* the set at most 3/4 full */
 typedef struct ut_snap {
@@ -282,10 +283,10 @@ typedef struct ut_snap {
 	uint32_t catroot;      /* and its catalog root (0: no tables) */
 	uint64_t defkeys;      /* and its default-table key count (format 3) */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
-	struct ut_snap *prev, *next;
-	/* The replaced versions this snapshot is the youngest live one to
-	 * see (pool mutex; version.c). */
-	struct pver *kept, *kept_tail;
+	/* Its reader slot (version.c), or -1: registered in grp under the
+	 * pool mutex (every slot was taken). */
+	int slot;
+	struct snapgrp *grp;
 	/* Interior pages this snapshot read (an open-addressing set by page
 	 * number, memo_key 0: empty; at most UT_SNAP_MEMO_MAX of them), each
 	 * pinned once (memo_v) until the snapshot ends.  The version a
@@ -341,10 +342,13 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out);
 /* Release a page from ut_pager_get, _get_at or _alloc. */
 void ut_pager_release(ut_pager *p, ut_pg *pg);
 
-/* Begin and end a reader's snapshot.  Neither waits for the writer: both
- * take the pool mutex only for a moment (never held during page I/O, but
- * by flush_inline's writes).  Begin fails with UT_EFATAL when the cache
- * may hold a failed commit's changes. */
+/* Begin and end a reader's snapshot.  Neither waits for the writer nor
+ * takes a lock, but for the first begin after open, a begin that finds
+ * every one of the RSLOTS reader slots taken, and an end after a commit
+ * (which hands the versions the snapshot kept on): those take the pool
+ * mutex for a moment (never held during page I/O, but by flush_inline's
+ * writes).  Begin fails with UT_EFATAL when the cache may hold a failed
+ * commit's changes. */
 int ut_pager_snap_begin(ut_pager *p, ut_snap *s);
 void ut_pager_snap_end(ut_pager *p, ut_snap *s);
 typedef struct ut_snap_stats {

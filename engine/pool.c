@@ -244,6 +244,8 @@ struct frame *pager_new_frame(ut_pager *p)
 		return NULL;
 	}
 	p->frames[p->nframes++] = f;
+	if (p->nframes > p->maxframes)
+		__atomic_store_n(&p->past_bound, 1, __ATOMIC_RELAXED);
 	return f;
 }
 
@@ -714,8 +716,10 @@ void pager_shrink(ut_pager *p)
 
 void pager_trim(ut_pager *p)
 {
-	if (p->nframes <= p->maxframes)
+	if (p->nframes <= p->maxframes) {
+		__atomic_store_n(&p->past_bound, 0, __ATOMIC_RELAXED);
 		return;
+	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
 		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty &&
@@ -729,6 +733,8 @@ void pager_trim(ut_pager *p)
 		}
 	}
 	p->hand = 0;
+	if (p->nframes <= p->maxframes)
+		__atomic_store_n(&p->past_bound, 0, __ATOMIC_RELAXED);
 }
 
 size_t ut_pager_dirty_frames(ut_pager *p)
