@@ -101,7 +101,10 @@
  *    frame is marked loading; a second thread wanting that page waits for
  *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
  *    commit's log append.  A reader's pool hit takes only the page's
- *    page-table stripe lock, not the mutex (pool.c).  Readers on any threads call snap_begin/get_at/
+ *    page-table stripe lock, not the mutex, and a page its snapshot holds
+ *    already (an interior page it read) not even that (pool.c); a
+ *    snapshot's begin and end take no lock in the common case (reader
+ *    slots, version.c).  Readers on any threads call snap_begin/get_at/
  *    release/snap_end at any time.  Everything that changes pages (write,
  *    alloc, free, begin/commit/rollback, checkpoint start) must be called
  *    by the single writer (db.c's writer lock); ut_pager_get and

@@ -15,7 +15,9 @@
  * version its snapshot sees (version.c).  Frames a reader pins (through a
  * version) or the writer pins or has in its transaction are never evicted.
  * A page read from the file must pass its checksum and be no newer than
- * the page-write bound's evidence (bound.c).
+ * the page-write bound's evidence (bound.c).  An interior page a
+ * snapshot read stays pinned in its memo (ut_snap) until it ends, and is
+ * handed out again from there: no lock, no pin, no shared write.
  */
 #include <assert.h>
 #include <pthread.h>

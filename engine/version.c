@@ -7,6 +7,18 @@
  * LSN; replaced: V->until); it is kept exactly while one of them lives,
  * and a snapshot reads the newest version at or before its LSN, or none.
  *
+ * Snapshots are known by LSN: the live snapshots of one LSN form a group
+ * (struct snapgrp), and "snapshot" below means such a group.  A reader
+ * begins and ends without a lock: it claims a reader slot and publishes
+ * its LSN there (as LMDB's reader table), and the writer, after each
+ * commit's versions are in place, publishes the commit to new snapshots
+ * and then scans the slots (pager_snap_publish): the live LSNs older than
+ * the commit.  Each gets its group at the first commit after it began
+ * (it is the youngest then); a group no slot holds any more is dropped
+ * (snap_reclaim: at the next commit, at the end of a reader that saw a
+ * commit go by, and when the stats are read), handing its versions on as
+ * an ending snapshot did.
+ *
  * Lifetime: V is owned by the youngest live snapshot that sees it (its
  * list kept..kept_tail).  At the commit that replaces V every live snapshot
  * is older than that commit, so the youngest of all (snap_tail) sees V iff
@@ -23,8 +35,9 @@
  * dropped, first kept first: they are needed only by snapshots at or older
  * than it, which then get UT_ESNAPSHOT ("too old"), never another version
  * (kept_find checks V's whole visibility range).  Versions are also found
- * by page number (vbuckets, newest first).  Everything here runs under
- * p->mu; a version no owner holds is freed by its last reader's release.
+ * by page number (vbuckets, newest first).  Everything here but a
+ * reader's slot claim and release runs under p->mu; a version no owner
+ * holds is freed by its last reader's release.
  */
 #include <assert.h>
 #include <pthread.h>
