@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "freecheck.h"
 #include "pager_int.h"
 
 int pager_tx_add(ut_pager *p, struct frame *f)
@@ -397,9 +398,13 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	ut_pg *pg;
 	int rc;
 
+	if (head && p->free_state == FREE_BAD) {
+		ut_set_errdetail("%s", p->free_detail);
+		return UT_ECORRUPT;
+	}
 	if ((rc = meta_write(p)))
 		return rc;
-	if (head) {
+	if (head && p->free_state == FREE_OK) {
 		if ((rc = trunk_get(p, head, &pg)))
 			return rc;
 		/* the listed pages first: the trunk goes last */
@@ -507,6 +512,33 @@ int ut_pager_free(ut_pager *p, ut_pg *pg)
 	return UT_OK;
 }
 
+uint32_t ut_pager_free_head(ut_pager *p)
+{
+	return meta32(p, UT_META_FREEHEAD);
+}
+
+/* At a transaction's start (nothing changed yet): the first time the
+ * free list is not empty, check it against every tree (freecheck.c)
+ * before any of its pages is reused.  A failure to read (I/O, memory)
+ * leaves it unchecked, to try again at the next transaction; meanwhile
+ * allocations append to the file. */
+static void free_list_check(ut_pager *p)
+{
+	int rc;
+
+	if (p->free_state != FREE_UNCHECKED || !meta32(p, UT_META_FREEHEAD))
+		return;
+	rc = ut_free_verify(p);
+	if (rc == UT_OK) {
+		p->free_state = FREE_OK;
+	} else if (rc == UT_ECORRUPT) {
+		snprintf(p->free_detail, sizeof(p->free_detail), "%s",
+			 ut_errdetail());
+		p->free_state = FREE_BAD;
+	}
+	ut_clear_errdetail(); /* the transaction itself began */
+}
+
 int ut_pager_begin(ut_pager *p)
 {
 	if (p->readonly) {
@@ -529,6 +561,7 @@ int ut_pager_begin(ut_pager *p)
 	p->ntx = 0;
 	p->txn_gets = 0;
 	pthread_mutex_unlock(&p->mu);
+	free_list_check(p);
 	pager_pool_refill(p);
 	return UT_OK;
 }

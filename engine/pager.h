@@ -168,6 +168,10 @@
  * the snapshots that still see it), the trunk itself once it lists none.
  * The header's free count counts trunks and listed pages.  Format 2 files
  * (no table) keep trunks that list nothing, as older builds write them.
+ * No free page is reused before the free list was checked against every
+ * tree (freecheck.c: once per handle, at the first write transaction that
+ * finds the list non-empty; until then allocations append); a free list
+ * naming a live page makes such an allocation UT_ECORRUPT.
  */
 #ifndef UT_PAGER_H
 #define UT_PAGER_H
@@ -388,6 +392,8 @@ int ut_pager_set_default_keys(ut_pager *p, uint64_t keys);
 int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id);
 uint32_t ut_pager_page_count(ut_pager *p);
 uint32_t ut_pager_free_count(ut_pager *p);
+/* The free list's first trunk (0: empty), the writer's view. */
+uint32_t ut_pager_free_head(ut_pager *p);
 
 int ut_pager_begin(ut_pager *p);
 /* Commit the write transaction; on failure it is rolled back. */

@@ -273,7 +273,13 @@ struct ut_pager {
 	uint64_t kept_dropped;   /* versions dropped for the budget */
 	uint64_t lost_below;     /* snapshots older than this lost a version */
 	pthread_cond_t load_cv;  /* a page finished loading */
+	/* The free list checked against every tree (freecheck.c), by the
+	 * writer: FREE_UNCHECKED, no free page is taken (allocations append);
+	 * FREE_OK; FREE_BAD, taking one is UT_ECORRUPT with free_detail. */
+	int free_state;
+	char free_detail[384];
 };
+enum { FREE_UNCHECKED, FREE_OK, FREE_BAD };
 
 /* Read without the pool mutex by writers' fast paths; set by whoever saw
  * a write fail, the cleaner thread included. */
