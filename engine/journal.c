@@ -617,16 +617,20 @@ static void discard_txn(ut_pager *p)
 /* Commit at lsn: each private copy becomes its page's committed version
  * (nv[i], allocated beforehand so this cannot fail), and the version it
  * replaces is kept for older snapshots or freed.  Readers see all of the
- * transaction or none of it: a snapshot begins under p->mu, so it is older
- * than lsn (and finds an old version: a hit, or kept) or begins after
- * every new version is in place.  With
+ * transaction or none of it: a snapshot gets lsn only once every new
+ * version is in place (pager_snap_publish), else it is older than lsn
+ * (and finds an old version: a hit, or kept, both decided under p->mu,
+ * which its miss takes).  With
  * written (a log-less sync commit) the new versions are on disk already. */
 static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written)
 {
 	p->lsn = lsn;
+	/* every new version in place first (nv[i] then holds the one it
+	 * replaced), then snapshots begun from now on see the commit, and
+	 * the versions replaced are kept for the live older ones
+	 * (version.c) */
 	for (size_t i = 0; i < p->ntx; i++) {
 		struct frame *f = p->tx[i];
-
 		struct pver *old = f->cur;
 
 		nv[i]->pg.data = f->pg.data;
@@ -635,6 +639,13 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 		 * what it finds under the stripe, so old is never freed
 		 * under it */
 		pager_frame_set_cur(p, f, nv[i]);
+		nv[i] = old;
+	}
+	pager_snap_publish(p);
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+		struct pver *old = nv[i];
+
 		if (old) {
 			/* the private copy is the frame's page now; no
 			 * snapshot sees old and no reader pins it (none can
