@@ -40,8 +40,6 @@
 /* Version objects kept for reuse (p->vfree), and in the writer's stash. */
 #define VFREE_MAX 4096u
 #define VSTASH 256u
-/* Buffers waiting for MADV_DONTNEED outside p->mu (pool.c). */
-#define ADVISE_MAX 64u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
@@ -189,8 +187,8 @@ struct ut_pager {
 	size_t capnvbuf;
 	/* Buffers to give back to the kernel once p->mu is let go, before
 	 * they join the pool (pool.c, pager_advise_drain). */
-	uint8_t *advise[ADVISE_MAX];
-	size_t nadvise;
+	uint8_t **advise;
+	size_t nadvise, capadvise;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;

@@ -225,6 +225,24 @@ void pager_pool_refill(ut_pager *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* One more buffer to advise once p->mu is let go; 0 if the list cannot
+ * grow.  p->mu held. */
+static int advise_later(ut_pager *p, uint8_t *b)
+{
+	if (p->nadvise == p->capadvise) {
+		size_t c = p->capadvise ? 2 * p->capadvise : 64;
+		uint8_t **na = realloc(p->advise, c * sizeof(*na));
+
+		if (!na)
+			return 0;
+		p->advise = na;
+		p->capadvise = c;
+	}
+	p->advise[p->nadvise] = b;
+	adv_set(p, p->nadvise + 1);
+	return 1;
+}
+
 void pager_buf_put(ut_pager *p, uint8_t *b)
 {
 	if (p->nframes + p->preout + p->nshadow + p->nresident + p->nadvise <
@@ -232,12 +250,10 @@ void pager_buf_put(ut_pager *p, uint8_t *b)
 		if (pool_push(p, b))
 			return; /* leaks one buffer into its slab until close */
 		p->nresident++;
-	} else if (p->nadvise < ADVISE_MAX) {
-		/* advised once p->mu is let go (a system call, and page
-		 * table work, that would hold up every thread on it) */
-		p->advise[p->nadvise] = b;
-		adv_set(p, p->nadvise + 1);
-	} else {
+	} else if (!advise_later(p, b)) {
+		/* advised once p->mu is let go (a system call, and page table
+		 * work, that would hold up every thread on it) -- but for a
+		 * list that could not grow: here, as the last resort */
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
 		if (pool_push(p, b))
 			return;
@@ -246,24 +262,32 @@ void pager_buf_put(ut_pager *p, uint8_t *b)
 
 void pager_advise_drain(ut_pager *p)
 {
-	uint8_t *b[ADVISE_MAX];
-	size_t n;
+	uint8_t **b;
+	size_t n, cap;
 
 	if (!__atomic_load_n(&p->nadvise, __ATOMIC_RELAXED))
 		return;
+	/* the list is taken whole (buffers put meanwhile start another) */
 	pthread_mutex_lock(&p->mu);
+	b = p->advise;
 	n = p->nadvise;
-	memcpy(b, p->advise, n * sizeof(*b));
+	cap = p->capadvise;
+	p->advise = NULL;
+	p->capadvise = 0;
 	adv_set(p, 0);
 	pthread_mutex_unlock(&p->mu);
-	if (!n)
-		return;
 	for (size_t i = 0; i < n; i++)
 		madvise(b[i], UT_PAGE_SIZE, MADV_DONTNEED);
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < n; i++)
 		if (pool_push(p, b[i]))
 			break; /* leaks the rest into their slabs until close */
+	if (!p->advise) { /* the array serves again */
+		p->advise = b;
+		p->capadvise = cap;
+	} else {
+		free(b);
+	}
 	pthread_mutex_unlock(&p->mu);
 }
 
