@@ -16,6 +16,7 @@
  * which older cursors answer UT_EINVAL until re-seeked.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,9 +294,7 @@ int ut_close(ut_db *db)
 
 	if (!db)
 		return UT_EINVAL;
-	pthread_mutex_lock(&db->mu);
-	open = db->ntxn;
-	pthread_mutex_unlock(&db->mu);
+	open = __atomic_load_n(&db->ntxn, __ATOMIC_ACQUIRE);
 	if (open) {
 		ut_set_errdetail("%s: %d transactions still open (a commit "
 				 "counts until it returns)",
@@ -303,6 +302,8 @@ int ut_close(ut_db *db)
 		return UT_EBUSY;
 	}
 	ut_tables_free(db);
+	for (unsigned i = 0; i < RTXN_CACHE; i++)
+		free(db->rcache[i].t);
 	rc = ut_pager_close(db->pager); /* final checkpoint, header clean */
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
@@ -311,6 +312,55 @@ int ut_close(ut_db *db)
 	pthread_mutex_destroy(&db->mu);
 	free(db);
 	return rc;
+}
+
+/* Where a thread starts in db->rcache: threads spread over its lines. */
+static __thread unsigned rcache_hint = UINT32_MAX;
+static unsigned rcache_next;
+
+static unsigned rcache_start(void)
+{
+	if (rcache_hint == UINT32_MAX)
+		rcache_hint = __atomic_fetch_add(&rcache_next, 1, __ATOMIC_RELAXED);
+	return rcache_hint;
+}
+
+/* A read transaction's object: one an ended read transaction left in
+ * db->rcache (no allocation, and its snapshot's memo already empty), else
+ * a new one.  Every field is as calloc leaves it. */
+static ut_txn *rtxn_get(ut_db *db)
+{
+	unsigned h = rcache_start();
+
+	for (unsigned k = 0; k < RTXN_CACHE; k++) {
+		unsigned i = (h + k) % RTXN_CACHE;
+		ut_txn *t;
+
+		if (!__atomic_load_n(&db->rcache[i].t, __ATOMIC_RELAXED))
+			continue;
+		if ((t = __atomic_exchange_n(&db->rcache[i].t, NULL,
+					     __ATOMIC_ACQUIRE)))
+			return t;
+	}
+	return calloc(1, sizeof(ut_txn));
+}
+
+/* t, a read transaction that ended (fields reset), kept for reuse or
+ * freed. */
+static void rtxn_put(ut_db *db, ut_txn *t)
+{
+	unsigned h = rcache_start();
+
+	for (unsigned k = 0; k < RTXN_CACHE; k++) {
+		unsigned i = (h + k) % RTXN_CACHE;
+		ut_txn *none = NULL;
+
+		if (!__atomic_load_n(&db->rcache[i].t, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&db->rcache[i].t, &none, t, 0,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+	free(t);
 }
 
 int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
@@ -323,14 +373,15 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 	if (!db || !out || (flags & ~UT_RDONLY))
 		return UT_EINVAL;
 	*out = NULL;
-	t = calloc(1, sizeof(*t));
+	t = flags & UT_RDONLY ? rtxn_get(db) : calloc(1, sizeof(*t));
 	if (!t)
 		return UT_ENOMEM;
 	t->db = db;
 	t->rdonly = !!(flags & UT_RDONLY);
 	if (t->rdonly) {
 		if ((rc = ut_pager_snap_begin(db->pager, &t->snap))) {
-			free(t);
+			memset(t, 0, offsetof(ut_txn, snap));
+			rtxn_put(db, t);
 			return rc;
 		}
 	} else if (db->opt.readonly) {
@@ -345,9 +396,7 @@ int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
 			return rc;
 		}
 	}
-	pthread_mutex_lock(&db->mu);
-	db->ntxn++;
-	pthread_mutex_unlock(&db->mu);
+	__atomic_add_fetch(&db->ntxn, 1, __ATOMIC_RELAXED);
 	*out = t;
 	return UT_OK;
 }
@@ -373,18 +422,25 @@ static void txn_release(ut_txn *t)
 	free(t->held);
 	free(t->pinset);
 	ut_tables_release(t);
-	if (t->rdonly)
+	if (t->rdonly) {
 		ut_pager_snap_end(db->pager, &t->snap);
-	else
+		/* as calloc made it, but the snapshot (rewritten by the
+		 * next begin; its memo left empty by snap_end) */
+		memset(t, 0, offsetof(ut_txn, snap));
+		memset((char *)t + offsetof(ut_txn, held), 0,
+		       sizeof(*t) - offsetof(ut_txn, held));
+		rtxn_put(db, t);
+	} else {
 		pthread_mutex_unlock(&db->writer);
-	free(t);
+		free(t);
+	}
 }
 
 static void txn_closed(ut_db *db)
 {
-	pthread_mutex_lock(&db->mu);
-	db->ntxn--;
-	pthread_mutex_unlock(&db->mu);
+	/* release: what the transaction did happens before a close that
+	 * sees the count fall */
+	__atomic_sub_fetch(&db->ntxn, 1, __ATOMIC_RELEASE);
 }
 
 static void txn_end(ut_txn *t)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "freecheck.h"
 #include "pager_int.h"
 
 int pager_tx_add(ut_pager *p, struct frame *f)
@@ -322,9 +323,13 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 	ut_pg *pg;
 	int rc;
 
+	if (head && p->free_state == FREE_BAD) {
+		ut_set_errdetail("%s", p->free_detail);
+		return UT_ECORRUPT;
+	}
 	if ((rc = meta_write(p)))
 		return rc;
-	if (head) {
+	if (head && p->free_state == FREE_OK) {
 		if ((rc = trunk_get(p, head, &pg)))
 			return rc;
 		/* the listed pages first: the trunk goes last */
@@ -432,6 +437,33 @@ int ut_pager_free(ut_pager *p, ut_pg *pg)
 	return UT_OK;
 }
 
+uint32_t ut_pager_free_head(ut_pager *p)
+{
+	return meta32(p, UT_META_FREEHEAD);
+}
+
+/* At a transaction's start (nothing changed yet): the first time the
+ * free list is not empty, check it against every tree (freecheck.c)
+ * before any of its pages is reused.  A failure to read (I/O, memory)
+ * leaves it unchecked, to try again at the next transaction; meanwhile
+ * allocations append to the file. */
+static void free_list_check(ut_pager *p)
+{
+	int rc;
+
+	if (p->free_state != FREE_UNCHECKED || !meta32(p, UT_META_FREEHEAD))
+		return;
+	rc = ut_free_verify(p);
+	if (rc == UT_OK) {
+		p->free_state = FREE_OK;
+	} else if (rc == UT_ECORRUPT) {
+		snprintf(p->free_detail, sizeof(p->free_detail), "%s",
+			 ut_errdetail());
+		p->free_state = FREE_BAD;
+	}
+	ut_clear_errdetail(); /* the transaction itself began */
+}
+
 int ut_pager_begin(ut_pager *p)
 {
 	if (p->readonly) {
@@ -453,6 +485,7 @@ int ut_pager_begin(ut_pager *p)
 	p->in_txn = 1;
 	p->ntx = 0;
 	pthread_mutex_unlock(&p->mu);
+	free_list_check(p);
 	return UT_OK;
 }
 
@@ -505,16 +538,20 @@ static void discard_txn(ut_pager *p)
 /* Commit at lsn: each private copy becomes its page's committed version
  * (nv[i], allocated beforehand so this cannot fail), and the version it
  * replaces is kept for older snapshots or freed.  Readers see all of the
- * transaction or none of it: a snapshot begins under p->mu, so it is older
- * than lsn (and finds an old version: a hit, or kept) or begins after
- * every new version is in place.  With
+ * transaction or none of it: a snapshot gets lsn only once every new
+ * version is in place (pager_snap_publish), else it is older than lsn
+ * (and finds an old version: a hit, or kept, both decided under p->mu,
+ * which its miss takes).  With
  * written (a log-less sync commit) the new versions are on disk already. */
 static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written)
 {
 	p->lsn = lsn;
+	/* every new version in place first (nv[i] then holds the one it
+	 * replaced), then snapshots begun from now on see the commit, and
+	 * the versions replaced are kept for the live older ones
+	 * (version.c) */
 	for (size_t i = 0; i < p->ntx; i++) {
 		struct frame *f = p->tx[i];
-
 		struct pver *old = f->cur;
 
 		nv[i]->pg.data = f->pg.data;
@@ -523,6 +560,13 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 		 * what it finds under the stripe, so old is never freed
 		 * under it */
 		pager_frame_set_cur(p, f, nv[i]);
+		nv[i] = old;
+	}
+	pager_snap_publish(p);
+	for (size_t i = 0; i < p->ntx; i++) {
+		struct frame *f = p->tx[i];
+		struct pver *old = nv[i];
+
 		if (old) {
 			/* no snapshot sees old and no reader pins it (none can
 			 * find it now): its buffer, which differs from the new

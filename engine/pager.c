@@ -157,6 +157,7 @@ static void pager_free_all(ut_pager *p)
 	pthread_mutex_destroy(&p->flush_mu);
 	if (p->vbuckets)
 		pager_kept_free_all(p);
+	pager_snap_fini(p);
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
@@ -595,7 +596,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		p->nbuckets *= 2;
 	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
 	p->vbuckets = calloc(VBUCKETS, sizeof(*p->vbuckets));
-	if (!p->buckets || !p->vbuckets) {
+	if (!p->buckets || !p->vbuckets || pager_snap_init(p)) {
 		rc = UT_ENOMEM;
 		goto fail;
 	}

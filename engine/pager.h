@@ -101,7 +101,10 @@
  *    frame is marked loading; a second thread wanting that page waits for
  *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
  *    commit's log append.  A reader's pool hit takes only the page's
- *    page-table stripe lock, not the mutex (pool.c).  Readers on any threads call snap_begin/get_at/
+ *    page-table stripe lock, not the mutex, and a page its snapshot holds
+ *    already (an interior page it read) not even that (pool.c); a
+ *    snapshot's begin and end take no lock in the common case (reader
+ *    slots, version.c).  Readers on any threads call snap_begin/get_at/
  *    release/snap_end at any time.  Everything that changes pages (write,
  *    alloc, free, begin/commit/rollback, checkpoint start) must be called
  *    by the single writer (db.c's writer lock); ut_pager_get and
@@ -165,6 +168,10 @@
  * the snapshots that still see it), the trunk itself once it lists none.
  * The header's free count counts trunks and listed pages.  Format 2 files
  * (no table) keep trunks that list nothing, as older builds write them.
+ * No free page is reused before the free list was checked against every
+ * tree (freecheck.c: once per handle, at the first write transaction that
+ * finds the list non-empty; until then allocations append); a free list
+ * naming a live page makes such an allocation UT_ECORRUPT.
  */
 #ifndef UT_PAGER_H
 #define UT_PAGER_H
@@ -262,27 +269,41 @@ struct pver; /* a committed page version (pager_int.h) */
 typedef struct ut_pg {
 	uint8_t *data;
 	uint32_t pgno;
-	int snap; /* 1: a reader's pin on a committed version (read-only) */
+	/* 0: the writer's frame; UT_PG_PINNED: a reader's pin on a committed
+	 * version (read-only); UT_PG_HELD: a committed version the reader's
+	 * snapshot holds until it ends (ut_snap's memo): read-only, and its
+	 * release does nothing. */
+	int snap;
 } ut_pg;
+#define UT_PG_PINNED 1
+#define UT_PG_HELD 2
 
 /* A reader's snapshot: the database as of the last commit published
  * before ut_pager_snap_begin.  The caller owns the storage; the pager
- * links it into its list of live snapshots until ut_pager_snap_end. */
-#define UT_SNAP_MEMO 32
+ * knows it by its reader slot until ut_pager_snap_end. */
+struct snapgrp;
+#define UT_SNAP_MEMO 64      /* a power of two */
+#define UT_SNAP_MEMO_MAX 48  /* the set at most 3/4 full */
 typedef struct ut_snap {
 	uint64_t lsn;          /* commits with an LSN <= lsn are visible */
 	uint32_t root, npages; /* the header's root and page count then */
 	uint32_t catroot;      /* and its catalog root (0: no tables) */
 	uint64_t defkeys;      /* and its default-table key count (format 3) */
 	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
-	struct ut_snap *prev, *next;
-	/* The replaced versions this snapshot is the youngest live one to
-	 * see (pool mutex; version.c). */
-	struct pver *kept, *kept_tail;
-	/* Interior pages this snapshot read, pinned (by page number modulo
-	 * UT_SNAP_MEMO): the version a snapshot sees never changes, so they
-	 * are found again without the pool mutex. */
-	ut_pg *memo[UT_SNAP_MEMO];
+	/* Its reader slot (version.c), or -1: registered in grp under the
+	 * pool mutex (every slot was taken). */
+	int slot;
+	struct snapgrp *grp;
+	/* Interior pages this snapshot read (an open-addressing set by page
+	 * number, memo_key 0: empty; at most UT_SNAP_MEMO_MAX of them), each
+	 * pinned once (memo_v) until the snapshot ends.  The version a
+	 * snapshot sees of a page never changes, and a pinned version is
+	 * never freed, so a later get of the page hands out the memo's view
+	 * (UT_PG_HELD) without a pin, a lock or a shared write. */
+	uint32_t memo_key[UT_SNAP_MEMO];
+	unsigned nmemo;
+	ut_pg memo[UT_SNAP_MEMO];
+	struct pver *memo_v[UT_SNAP_MEMO];
 } ut_snap;
 
 typedef struct ut_pager_config {
@@ -328,10 +349,13 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out);
 /* Release a page from ut_pager_get, _get_at or _alloc. */
 void ut_pager_release(ut_pager *p, ut_pg *pg);
 
-/* Begin and end a reader's snapshot.  Neither waits for the writer: both
- * take the pool mutex only for a moment (never held during page I/O, but
- * by flush_inline's writes).  Begin fails with UT_EFATAL when the cache
- * may hold a failed commit's changes. */
+/* Begin and end a reader's snapshot.  Neither waits for the writer nor
+ * takes a lock, but for the first begin after open, a begin that finds
+ * every one of the RSLOTS reader slots taken, and an end after a commit
+ * (which hands the versions the snapshot kept on): those take the pool
+ * mutex for a moment (never held during page I/O, but by flush_inline's
+ * writes).  Begin fails with UT_EFATAL when the cache may hold a failed
+ * commit's changes. */
 int ut_pager_snap_begin(ut_pager *p, ut_snap *s);
 void ut_pager_snap_end(ut_pager *p, ut_snap *s);
 typedef struct ut_snap_stats {
@@ -385,6 +409,8 @@ int ut_pager_set_default_keys(ut_pager *p, uint64_t keys);
 int ut_pager_new_table_id(ut_pager *p, uint64_t floor, uint64_t *id);
 uint32_t ut_pager_page_count(ut_pager *p);
 uint32_t ut_pager_free_count(ut_pager *p);
+/* The free list's first trunk (0: empty), the writer's view. */
+uint32_t ut_pager_free_head(ut_pager *p);
 
 int ut_pager_begin(ut_pager *p);
 /* Commit the write transaction; on failure it is rolled back. */

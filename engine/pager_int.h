@@ -63,6 +63,41 @@ struct pver {
 	struct pver *qnext; /* kept: next in its owner snapshot's list */
 };
 
+/* Reader slots (version.c): a read transaction claims one (an atomic
+ * compare-and-swap on a slot no other thread writes, as LMDB's reader
+ * table) and publishes its snapshot's LSN in it; the writer scans the
+ * slots in use to learn which snapshots live.  lsn1: the LSN + 1, 0 when
+ * the slot is free.  One cache line each. */
+#define RSLOTS 128u
+struct rslot {
+	uint64_t lsn1;
+} __attribute__((aligned(64)));
+
+/* The live snapshots of one LSN, as the version store sees them: the
+ * owner of the replaced versions it is the youngest to see (version.c).
+ * Made by the writer (or by a reader that found every slot taken) under
+ * p->mu; dropped once no slot holds its LSN and nheld is 0. */
+struct snapgrp {
+	uint64_t lsn;
+	struct snapgrp *prev, *next;
+	struct pver *kept, *kept_tail;
+	uint32_t nheld; /* readers registered under p->mu (no slot free) */
+	int extra;      /* malloc'ed past the preallocated ones: freed */
+};
+/* Groups made at open: the writer never allocates one (a commit cannot
+ * fail once logged).  Live groups at most: one per LSN a slot holds,
+ * one the readers without a slot hold, one the writer is making. */
+#define SNAPGRPS (RSLOTS + 2u)
+
+/* What a snapshot begun now sees: the last commit's LSN and header
+ * fields.  Two copies, the current one info[info_seq & 1]; every field
+ * is read and written with atomics (relaxed), a reader checks info_seq
+ * after reading them. */
+struct snapinfo {
+	uint64_t lsn, defkeys;
+	uint32_t root, npages, catroot;
+};
+
 /* Readers pinning v, which its owner holds. */
 static inline uint32_t pver_readers(const struct pver *v)
 {
@@ -263,16 +298,34 @@ struct ut_pager {
 	uint8_t *hinted;
 	uint64_t nhinted;
 
-	/* Snapshots (see pager.h): live readers oldest first (so in LSN
-	 * order), each owning the kept versions it is the youngest to see
-	 * (ut_snap.kept), also found by page (vbuckets). */
-	ut_snap *snap_head, *snap_tail;
+	/* Snapshots (see pager.h, version.c): the groups of live readers,
+	 * oldest first (so in LSN order), each owning the kept versions it
+	 * is the youngest to see (kept), also found by page (vbuckets); free
+	 * groups (grp_free) and the array they came from (grp_pool). */
+	struct snapgrp *snap_head, *snap_tail, *grp_free, *grp_pool;
+	/* Readers without a lock: what a snapshot begun now sees (info,
+	 * info_seq; 0: not yet published, the first reader does it), and the
+	 * slots (rslot_hwm: slots [0, rslot_hwm) may be in use; atomic, only
+	 * grows). */
+	uint64_t info_seq __attribute__((aligned(64)));
+	struct snapinfo info[2];
+	/* The pool holds more frames than its bound (readers pinned every
+	 * one): a reader's snapshot end trims it (pool.c).  Atomic. */
+	int past_bound;
+	unsigned rslot_hwm __attribute__((aligned(64)));
+	struct rslot rslots[RSLOTS];
 	struct pver **vbuckets;
 	size_t nkept, kept_cap;  /* versions kept; the budget in versions */
 	uint64_t kept_dropped;   /* versions dropped for the budget */
 	uint64_t lost_below;     /* snapshots older than this lost a version */
 	pthread_cond_t load_cv;  /* a page finished loading */
+	/* The free list checked against every tree (freecheck.c), by the
+	 * writer: FREE_UNCHECKED, no free page is taken (allocations append);
+	 * FREE_OK; FREE_BAD, taking one is UT_ECORRUPT with free_detail. */
+	int free_state;
+	char free_detail[384];
 };
+enum { FREE_UNCHECKED, FREE_OK, FREE_BAD };
 
 /* Read without the pool mutex by writers' fast paths; set by whoever saw
  * a write fail, the cleaner thread included. */
@@ -329,6 +382,9 @@ void pager_shrink(ut_pager *p);
  * up without the mutex). */
 void pager_trim(ut_pager *p);
 
+/* The pins of s's memo go (s ends). */
+void pager_memo_release(ut_pager *p, ut_snap *s);
+
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
 /* A spare version object if one is at hand, else a new one.  p->mu held. */
@@ -338,8 +394,17 @@ void pager_pver_free(ut_pager *p, struct pver *v);
 /* Every kept version goes (close). */
 void pager_kept_free_all(ut_pager *p);
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until);
-/* Does a live snapshot see v, a version being replaced?  p->mu held. */
+/* Does a live snapshot see v, a version being replaced?  p->mu held,
+ * after pager_snap_publish for the commit replacing it. */
 int pager_snap_sees(const ut_pager *p, const struct pver *v);
+/* A commit's new versions are all in place (p->lsn is its LSN): new
+ * snapshots see it from now on, and the version store learns which older
+ * snapshots live (so which replaced versions to keep).  p->mu held;
+ * cannot fail. */
+void pager_snap_publish(ut_pager *p);
+/* The snapshot groups' storage (open, close). */
+int pager_snap_init(ut_pager *p);
+void pager_snap_fini(ut_pager *p);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
 
 /* cleaner.c */

@@ -15,7 +15,9 @@
  * version its snapshot sees (version.c).  Frames a reader pins (through a
  * version) or the writer pins or has in its transaction are never evicted.
  * A page read from the file must pass its checksum and be no newer than
- * the page-write bound's evidence (bound.c).
+ * the page-write bound's evidence (bound.c).  An interior page a
+ * snapshot read stays pinned in its memo (ut_snap) until it ends, and is
+ * handed out again from there: no lock, no pin, no shared write.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -244,6 +246,8 @@ struct frame *pager_new_frame(ut_pager *p)
 		return NULL;
 	}
 	p->frames[p->nframes++] = f;
+	if (p->nframes > p->maxframes)
+		__atomic_store_n(&p->past_bound, 1, __ATOMIC_RELAXED);
 	return f;
 }
 
@@ -478,18 +482,69 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 	return v;
 }
 
-/* An interior page v (pinned by the caller) also goes to s's memo, pinned
- * once more, in place of the entry it replaces. */
-static void memo_keep(ut_pager *p, ut_snap *s, struct pver *v)
+static inline unsigned memo_hash(uint32_t pgno)
 {
-	ut_pg **slot = &s->memo[v->pg.pgno % UT_SNAP_MEMO];
-	ut_pg *old = *slot;
+	return (pgno * 2654435761u) & (UT_SNAP_MEMO - 1);
+}
 
-	if (ut_page_type(v->pg.data) != UT_PT_INTERIOR)
-		return;
-	__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
-	*slot = &v->pg;
-	ut_pager_release(p, old);
+/* The memo's view of pgno, or NULL.  Page 0 is never in the memo (not an
+ * interior page), so key 0 marks an empty slot; the set is at most 3/4
+ * full, so the probe ends. */
+static ut_pg *memo_find(ut_snap *s, uint32_t pgno)
+{
+	for (unsigned i = memo_hash(pgno); s->memo_key[i];
+	     i = (i + 1) & (UT_SNAP_MEMO - 1))
+		if (s->memo_key[i] == pgno)
+			return &s->memo[i];
+	return NULL;
+}
+
+/* An interior page v, pinned by the caller for s, not in s's memo: while
+ * the memo has room the caller's pin becomes the memo's, held until s
+ * ends, and the memo's view (UT_PG_HELD, released by nobody) is what the
+ * caller hands out; else v's own pinned page. */
+static ut_pg *memo_keep(ut_pager *p, ut_snap *s, struct pver *v)
+{
+	unsigned i;
+
+	if (s->nmemo >= UT_SNAP_MEMO_MAX ||
+	    ut_page_type(v->pg.data) != UT_PT_INTERIOR)
+		return &v->pg;
+	for (i = memo_hash(v->pg.pgno); s->memo_key[i];
+	     i = (i + 1) & (UT_SNAP_MEMO - 1))
+		assert(s->memo_key[i] != v->pg.pgno);
+	s->memo_key[i] = v->pg.pgno;
+	s->memo_v[i] = v;
+	s->memo[i].data = v->pg.data;
+	s->memo[i].pgno = v->pg.pgno;
+	s->memo[i].snap = UT_PG_HELD;
+	s->nmemo++;
+#ifdef UT_PLANT_MEMO_NOPIN
+	/* planted bug (tests): the memo holds v without a pin */
+	ut_pager_release(p, &v->pg);
+#else
+	(void)p;
+#endif
+	return &s->memo[i];
+}
+
+/* s ends: the memo's pins go. */
+void pager_memo_release(ut_pager *p, ut_snap *s)
+{
+	(void)p; /* unused with the planted bug */
+	for (unsigned i = 0; i < UT_SNAP_MEMO && s->nmemo; i++) {
+		if (!s->memo_key[i])
+			continue;
+		/* held since it was found: the pin kept it alive */
+		assert(__atomic_load_n(&s->memo_v[i]->refs, __ATOMIC_RELAXED) > 0);
+		assert(s->memo_v[i]->pg.data == s->memo[i].data);
+#ifndef UT_PLANT_MEMO_NOPIN
+		ut_pager_release(p, &s->memo_v[i]->pg);
+#endif
+		s->memo_key[i] = 0;
+		s->nmemo--;
+	}
+	assert(!s->nmemo);
 }
 
 /* The frame of pgno, pinned (loaded on a miss).  p->mu held. */
@@ -554,8 +609,8 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 			*out = &f->pg;
 		return rc;
 	}
-	if ((m = s->memo[pgno % UT_SNAP_MEMO]) && m->pgno == pgno) {
-		__atomic_add_fetch(&((struct pver *)m)->refs, 1, __ATOMIC_RELAXED);
+	if ((m = memo_find(s, pgno))) {
+		/* s holds it (a pin until s ends): no pin of its own */
 		*out = m;
 		return UT_OK;
 	}
@@ -572,8 +627,7 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 		if (rc)
 			return rc;
 	}
-	memo_keep(p, s, v);
-	*out = &v->pg;
+	*out = memo_keep(p, s, v);
 	return UT_OK;
 }
 
@@ -586,6 +640,8 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 {
 	if (!pg)
 		return;
+	if (pg->snap == UT_PG_HELD)
+		return; /* the snapshot's memo holds it until the snapshot ends */
 	if (pg->snap) {
 		/* no lock unless this was the last pin of a version no one
 		 * owns any more */
@@ -662,8 +718,10 @@ void pager_shrink(ut_pager *p)
 
 void pager_trim(ut_pager *p)
 {
-	if (p->nframes <= p->maxframes)
+	if (p->nframes <= p->maxframes) {
+		__atomic_store_n(&p->past_bound, 0, __ATOMIC_RELAXED);
 		return;
+	}
 	for (size_t i = 0; i < p->nframes && p->nframes > p->maxframes;) {
 		struct frame *f = p->frames[i];
 		if (!f->valid || (!frame_pins(f) && !f->txn && !f->dirty &&
@@ -677,6 +735,8 @@ void pager_trim(ut_pager *p)
 		}
 	}
 	p->hand = 0;
+	if (p->nframes <= p->maxframes)
+		__atomic_store_n(&p->past_bound, 0, __ATOMIC_RELAXED);
 }
 
 size_t ut_pager_dirty_frames(ut_pager *p)

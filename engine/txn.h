@@ -27,13 +27,20 @@
 
 struct ut_tstate; /* table.c */
 
+/* Read transaction objects kept for reuse (db.c): one per cache line,
+ * threads starting at different ones. */
+#define RTXN_CACHE 8u
+
 struct ut_db {
 	ut_pager *pager;
 	ut_log *log;
 	ut_options opt;
 	pthread_mutex_t writer; /* held by the write transaction */
-	pthread_mutex_t mu;     /* ntxn, tables */
-	int ntxn;
+	pthread_mutex_t mu;     /* tables */
+	int ntxn;               /* open transactions; atomic */
+	struct {
+		ut_txn *t; /* an ended read transaction's object, or NULL; atomic */
+	} __attribute__((aligned(64))) rcache[RTXN_CACHE];
 	uint64_t ckpt_log_bytes;
 	uint64_t auto_checkpoints;
 	int64_t last_lazy_flush; /* CLOCK_MONOTONIC seconds, sync=0 only */

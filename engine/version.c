@@ -7,6 +7,18 @@
  * LSN; replaced: V->until); it is kept exactly while one of them lives,
  * and a snapshot reads the newest version at or before its LSN, or none.
  *
+ * Snapshots are known by LSN: the live snapshots of one LSN form a group
+ * (struct snapgrp), and "snapshot" below means such a group.  A reader
+ * begins and ends without a lock: it claims a reader slot and publishes
+ * its LSN there (as LMDB's reader table), and the writer, after each
+ * commit's versions are in place, publishes the commit to new snapshots
+ * and then scans the slots (pager_snap_publish): the live LSNs older than
+ * the commit.  Each gets its group at the first commit after it began
+ * (it is the youngest then); a group no slot holds any more is dropped
+ * (snap_reclaim: at the next commit, at the end of a reader that saw a
+ * commit go by, and when the stats are read), handing its versions on as
+ * an ending snapshot did.
+ *
  * Lifetime: V is owned by the youngest live snapshot that sees it (its
  * list kept..kept_tail).  At the commit that replaces V every live snapshot
  * is older than that commit, so the youngest of all (snap_tail) sees V iff
@@ -23,9 +35,11 @@
  * dropped, first kept first: they are needed only by snapshots at or older
  * than it, which then get UT_ESNAPSHOT ("too old"), never another version
  * (kept_find checks V's whole visibility range).  Versions are also found
- * by page number (vbuckets, newest first).  Everything here runs under
- * p->mu; a version no owner holds is freed by its last reader's release.
+ * by page number (vbuckets, newest first).  Everything here but a
+ * reader's slot claim and release runs under p->mu; a version no owner
+ * holds is freed by its last reader's release.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +55,7 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 	if (v) {
 		v->pg.data = data;
 		v->pg.pgno = pgno;
-		v->pg.snap = 1;
+		v->pg.snap = UT_PG_PINNED;
 		v->refs = 1; /* the owner's */
 	}
 	return v;
@@ -52,7 +66,7 @@ static void pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
 	memset(v, 0, sizeof(*v));
 	v->pg.data = data;
 	v->pg.pgno = pgno;
-	v->pg.snap = 1;
+	v->pg.snap = UT_PG_PINNED;
 	v->refs = 1; /* the owner's */
 }
 
@@ -111,7 +125,7 @@ static struct pver *kept_find(ut_pager *p, uint32_t pgno, uint64_t lsn)
 	return NULL;
 }
 
-static void own_append(ut_snap *s, struct pver *v)
+static void own_append(struct snapgrp *s, struct pver *v)
 {
 	v->qnext = NULL;
 	if (s->kept_tail)
@@ -136,7 +150,7 @@ static void kept_free(ut_pager *p, struct pver *v)
  * youngest that does), so the oldest pay for the budget. */
 static void kept_drop_one(ut_pager *p)
 {
-	ut_snap *s = p->snap_head;
+	struct snapgrp *s = p->snap_head;
 	struct pver *v;
 
 	while (!s->kept) /* nkept > 0: some live snapshot owns a version */
@@ -161,7 +175,7 @@ int pager_snap_sees(const ut_pager *p, const struct pver *v)
  * or v goes now. */
 void pager_retire(ut_pager *p, struct pver *v, uint64_t until)
 {
-	ut_snap *s = p->snap_tail;
+	struct snapgrp *s = p->snap_tail;
 	struct pver **b;
 
 	if (!pager_snap_sees(p, v)) {
@@ -183,9 +197,9 @@ void pager_retire(ut_pager *p, struct pver *v, uint64_t until)
 
 /* Snapshot s ends: each version it owns goes to the next-older live
  * snapshot if that one sees it, else nobody does any more. */
-static void kept_hand_off(ut_pager *p, ut_snap *s)
+static void kept_hand_off(ut_pager *p, struct snapgrp *s)
 {
-	ut_snap *to = s->prev;
+	struct snapgrp *to = s->prev;
 	struct pver *v = s->kept, *next;
 
 	if (!v)
@@ -211,7 +225,7 @@ static void kept_hand_off(ut_pager *p, ut_snap *s)
 
 void pager_kept_free_all(ut_pager *p)
 {
-	for (ut_snap *s = p->snap_head; s; s = s->next) {
+	for (struct snapgrp *s = p->snap_head; s; s = s->next) {
 		struct pver *v = s->kept, *next;
 
 		for (; v; v = next) {
@@ -264,50 +278,309 @@ int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f,
 	return UT_ECORRUPT;
 }
 
-int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
+/* ---- snapshot groups and reader slots ------------------------------- */
+
+int pager_snap_init(ut_pager *p)
 {
-	const uint8_t *m;
+	p->grp_pool = calloc(SNAPGRPS, sizeof(*p->grp_pool));
+	if (!p->grp_pool)
+		return UT_ENOMEM;
+	for (unsigned i = 0; i < SNAPGRPS; i++) {
+		p->grp_pool[i].next = p->grp_free;
+		p->grp_free = &p->grp_pool[i];
+	}
+	return UT_OK;
+}
+
+static void grp_put(ut_pager *p, struct snapgrp *g)
+{
+	if (g->extra) {
+		free(g);
+		return;
+	}
+	g->next = p->grp_free;
+	p->grp_free = g;
+}
+
+/* After pager_kept_free_all. */
+void pager_snap_fini(ut_pager *p)
+{
+	while (p->snap_head) {
+		struct snapgrp *g = p->snap_head;
+
+		p->snap_head = g->next;
+		grp_put(p, g);
+	}
+	p->snap_tail = NULL;
+	p->grp_free = NULL;
+	free(p->grp_pool);
+	p->grp_pool = NULL;
+}
+
+/* A new group of LSN lsn, the youngest: appended.  extra: readers make
+ * theirs with malloc (NULL when it fails), so that the preallocated
+ * ones always suffice for the writer (SNAPGRPS). */
+static struct snapgrp *grp_append(ut_pager *p, uint64_t lsn, int extra)
+{
+	struct snapgrp *g;
+
+	assert(!p->snap_tail || p->snap_tail->lsn < lsn);
+	if (extra) {
+		if (!(g = malloc(sizeof(*g))))
+			return NULL;
+	} else {
+		g = p->grp_free;
+		assert(g); /* SNAPGRPS: live groups the writer made <= RSLOTS + 1 */
+		p->grp_free = g->next;
+	}
+	memset(g, 0, sizeof(*g));
+	g->lsn = lsn;
+	g->extra = extra;
+	g->prev = p->snap_tail;
+	if (p->snap_tail)
+		p->snap_tail->next = g;
+	else
+		p->snap_head = g;
+	p->snap_tail = g;
+	return g;
+}
+
+/* The LSNs the reader slots in use hold, into live (RSLOTS of them);
+ * returns how many.  Sequentially consistent loads: a reader that
+ * published its LSN before the writer's last info_seq store is seen. */
+static unsigned live_lsns(ut_pager *p, uint64_t *live)
+{
+	unsigned n = 0, hwm = __atomic_load_n(&p->rslot_hwm, __ATOMIC_SEQ_CST);
+
+#ifdef UT_PLANT_SLOT_MISSED
+	/* planted bug (tests): the scan misses the last slot in use, so its
+	 * reader's versions are freed under it */
+	hwm -= hwm > 0;
+#endif
+	for (unsigned i = 0; i < hwm; i++) {
+		uint64_t v = __atomic_load_n(&p->rslots[i].lsn1, __ATOMIC_SEQ_CST);
+
+		if (v)
+			live[n++] = v - 1;
+	}
+	return n;
+}
+
+static int lsn_in(const uint64_t *live, unsigned n, uint64_t lsn)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (live[i] == lsn)
+			return 1;
+	return 0;
+}
+
+/* Groups no reader holds any more go, youngest first: each hands its
+ * versions to the next older group (which, if dead too, hands them on in
+ * turn).  p->mu held. */
+static void snap_reclaim(ut_pager *p, const uint64_t *live, unsigned n)
+{
+	for (struct snapgrp *g = p->snap_tail, *prev; g; g = prev) {
+		prev = g->prev;
+		if (g->nheld || lsn_in(live, n, g->lsn))
+			continue;
+		kept_hand_off(p, g);
+		if (g->prev)
+			g->prev->next = g->next;
+		else
+			p->snap_head = g->next;
+		if (g->next)
+			g->next->prev = g->prev;
+		else
+			p->snap_tail = g->prev;
+		grp_put(p, g);
+	}
+}
+
+static inline uint64_t ld64(const uint64_t *x)
+{
+	return __atomic_load_n(x, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t ld32(const uint32_t *x)
+{
+	return __atomic_load_n(x, __ATOMIC_RELAXED);
+}
+
+static inline void st64(uint64_t *x, uint64_t v)
+{
+	__atomic_store_n(x, v, __ATOMIC_RELAXED);
+}
+
+static inline void st32(uint32_t *x, uint32_t v)
+{
+	__atomic_store_n(x, v, __ATOMIC_RELAXED);
+}
+
+/* A commit is in place (or, info_seq 0, the state open left): snapshots
+ * begun from now on see it.  Then the readers the slots show are the
+ * live snapshots older than it (a reader that read the old info after
+ * this store sees info_seq change and reads again: Dekker's pattern, both
+ * sides sequentially consistent), so the groups no one holds go, and the
+ * youngest live snapshot older than the commit, which owns the versions
+ * it replaces (pager_retire), has a group. */
+void pager_snap_publish(ut_pager *p)
+{
+	uint64_t live[RSLOTS], seq = ld64(&p->info_seq) + 1, young = 0;
+	const uint8_t *m = p->meta->cur->pg.data;
+	struct snapinfo *in = &p->info[seq & 1];
+	unsigned n;
+	int any = 0;
+
+	st64(&in->lsn, p->lsn);
+	st64(&in->defkeys, ut_ld64(m + UT_META_DEFKEYS));
+	st32(&in->root, ut_ld32(m + UT_META_ROOT));
+	st32(&in->npages, ut_ld32(m + UT_META_PAGECOUNT));
+	st32(&in->catroot, ut_ld32(m + UT_META_CATROOT));
+	__atomic_store_n(&p->info_seq, seq, __ATOMIC_SEQ_CST);
+	n = live_lsns(p, live);
+	snap_reclaim(p, live, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (live[i] < p->lsn && (!any || live[i] > young)) {
+			young = live[i];
+			any = 1;
+		}
+	}
+	/* every older live snapshot got its group at an earlier commit: it
+	 * was the youngest then */
+	if (any && (!p->snap_tail || p->snap_tail->lsn < young))
+		grp_append(p, young, 0);
+#ifndef NDEBUG
+	for (unsigned i = 0; i < n; i++) {
+		int found = live[i] >= p->lsn;
+
+		for (struct snapgrp *g = p->snap_head; g && !found; g = g->next)
+			found = g->lsn == live[i];
+		assert(found);
+	}
+#endif
+}
+
+/* Where a thread starts looking for a free reader slot: threads spread
+ * over the slots, each mostly finding its own free (no cache line two
+ * threads write). */
+static __thread unsigned slot_hint = UINT32_MAX;
+static unsigned next_hint;
+
+/* Claim a free slot publishing lsn1; -1 if every one is taken. */
+static int slot_claim(ut_pager *p, uint64_t lsn1)
+{
+	if (slot_hint == UINT32_MAX)
+		slot_hint = __atomic_fetch_add(&next_hint, 1, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < RSLOTS; k++) {
+		unsigned i = (slot_hint + k) % RSLOTS, h;
+		uint64_t zero = 0;
+
+		if (__atomic_load_n(&p->rslots[i].lsn1, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&p->rslots[i].lsn1, &zero, lsn1, 0,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			continue;
+		h = __atomic_load_n(&p->rslot_hwm, __ATOMIC_SEQ_CST);
+		while (h <= i && !__atomic_compare_exchange_n(&p->rslot_hwm, &h, i + 1,
+							      0, __ATOMIC_SEQ_CST,
+							      __ATOMIC_SEQ_CST))
+			;
+		return (int)i;
+	}
+	return -1;
+}
+
+static void snap_fill(ut_snap *s, const struct snapinfo *in)
+{
+	s->lsn = ld64(&in->lsn);
+	s->defkeys = ld64(&in->defkeys);
+	s->root = ld32(&in->root);
+	s->npages = ld32(&in->npages);
+	s->catroot = ld32(&in->catroot);
+}
+
+/* Every slot was taken: s registers in the group of the current LSN
+ * under p->mu. */
+static int snap_begin_locked(ut_pager *p, ut_snap *s)
+{
+	struct snapgrp *g;
 
 	pthread_mutex_lock(&p->mu);
-	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
-		pager_fatal_errdetail(p);
+	snap_fill(s, &p->info[p->info_seq & 1]);
+	g = p->snap_tail;
+	if ((!g || g->lsn != s->lsn) && !(g = grp_append(p, s->lsn, 1))) {
 		pthread_mutex_unlock(&p->mu);
-		return UT_EFATAL;
+		return UT_ENOMEM;
 	}
-	m = p->meta->cur->pg.data;
-	s->lsn = p->lsn;
-	s->root = ut_ld32(m + UT_META_ROOT);
-	s->npages = ut_ld32(m + UT_META_PAGECOUNT);
-	s->catroot = ut_ld32(m + UT_META_CATROOT);
-	s->defkeys = ut_ld64(m + UT_META_DEFKEYS);
-	s->began_ms = now_ms();
-	memset(s->memo, 0, sizeof(s->memo));
-	s->kept = s->kept_tail = NULL;
-	s->next = NULL;
-	s->prev = p->snap_tail;
-	if (p->snap_tail)
-		p->snap_tail->next = s;
-	else
-		p->snap_head = s;
-	p->snap_tail = s;
+	g->nheld++;
+	s->grp = g;
 	pthread_mutex_unlock(&p->mu);
 	return UT_OK;
 }
 
+int ut_pager_snap_begin(ut_pager *p, ut_snap *s)
+{
+	uint64_t seq;
+
+	if (__atomic_load_n(&p->poisoned, __ATOMIC_ACQUIRE)) {
+		pager_fatal_errdetail(p);
+		return UT_EFATAL;
+	}
+	if (!__atomic_load_n(&p->info_seq, __ATOMIC_ACQUIRE)) {
+		/* the first snapshot since open publishes what open left */
+		pthread_mutex_lock(&p->mu);
+		if (!p->info_seq)
+			pager_snap_publish(p);
+		pthread_mutex_unlock(&p->mu);
+	}
+	s->began_ms = now_ms();
+	memset(s->memo_key, 0, sizeof(s->memo_key));
+	s->nmemo = 0;
+	s->slot = -1;
+	s->grp = NULL;
+	for (;;) {
+		seq = __atomic_load_n(&p->info_seq, __ATOMIC_ACQUIRE);
+		snap_fill(s, &p->info[seq & 1]);
+		if (s->slot < 0) {
+			if ((s->slot = slot_claim(p, s->lsn + 1)) < 0)
+				return snap_begin_locked(p, s);
+		} else {
+			__atomic_store_n(&p->rslots[s->slot].lsn1, s->lsn + 1,
+					 __ATOMIC_SEQ_CST);
+		}
+		/* unchanged since the fields were read (so they are one
+		 * commit's), and the writer's next publish sees the slot */
+		if (__atomic_load_n(&p->info_seq, __ATOMIC_SEQ_CST) == seq)
+			return UT_OK;
+	}
+}
+
+/* The LSN a snapshot begun now would get (a later one, possibly, never
+ * an earlier one). */
+static uint64_t current_lsn(ut_pager *p)
+{
+	uint64_t seq = __atomic_load_n(&p->info_seq, __ATOMIC_ACQUIRE);
+
+	return ld64(&p->info[seq & 1].lsn);
+}
+
 void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 {
-	for (unsigned i = 0; i < UT_SNAP_MEMO; i++)
-		ut_pager_release(p, s->memo[i]);
+	uint64_t live[RSLOTS];
+
+	pager_memo_release(p, s);
+	if (s->slot >= 0) {
+		__atomic_store_n(&p->rslots[s->slot].lsn1, 0, __ATOMIC_RELEASE);
+		/* no commit since s began: no group holds its LSN (the
+		 * writer makes one only at a commit), so there is nothing to
+		 * hand on; and the pool is within its bound */
+		if (current_lsn(p) == s->lsn &&
+		    !__atomic_load_n(&p->past_bound, __ATOMIC_RELAXED))
+			return;
+	}
 	pthread_mutex_lock(&p->mu);
-	kept_hand_off(p, s);
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		p->snap_head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	else
-		p->snap_tail = s->prev;
+	if (s->slot < 0)
+		s->grp->nheld--;
+	snap_reclaim(p, live, live_lsns(p, live));
 	/* frames the pool took past its bound because readers pinned every
 	 * one (pool.c) go back now, not at the next write */
 	pager_trim(p);
@@ -317,10 +590,16 @@ void ut_pager_snap_end(ut_pager *p, ut_snap *s)
 
 void ut_pager_snap_stats(ut_pager *p, ut_snap_stats *out)
 {
+	uint64_t live[RSLOTS];
+	unsigned n;
+
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&p->mu);
-	for (ut_snap *s = p->snap_head; s; s = s->next)
-		out->snapshots++;
+	n = live_lsns(p, live);
+	snap_reclaim(p, live, n);
+	out->snapshots = n;
+	for (struct snapgrp *g = p->snap_head; g; g = g->next)
+		out->snapshots += g->nheld;
 	out->versions = p->nkept;
 	out->version_bytes = (uint64_t)p->nkept * UT_PAGE_SIZE;
 	out->dropped = p->kept_dropped;

@@ -31,6 +31,11 @@
  * get 40 keys, a write transaction (puts and deletes, overflow values
  * included) committed, ut_check, close, reopen, scan again.
  *
+ * Before the iterations, one crafted file on purpose: base C with its
+ * head trunk's next free page replaced by a live leaf (resealed): a write
+ * that allocates must get UT_ECORRUPT naming the free list and the page,
+ * and every table must keep every key and value (live_page_on_free_list).
+ *
  * Outcomes:
  *   refused    open failed with UT_ECORRUPT/UT_ENOTDB/UT_EVERSION and a
  *              detail;
@@ -1032,6 +1037,157 @@ out:
 	_exit(0);
 }
 
+/* ---- a free list that names a live page -------------------------------- */
+
+/* Every table's keys and values, in order, as a count and a CRC. */
+static void digest(const char *path, const ut_options *o, uint64_t *keys,
+		   uint32_t *crc)
+{
+	ut_table_info ti;
+	ut_db *db;
+	ut_txn *t;
+	int rc, more = 1;
+
+	*keys = 0;
+	*crc = 0;
+	if ((rc = ut_open(path, o, &db)) || (rc = ut_begin(db, UT_RDONLY, &t)))
+		die("live-free: open %s: %s: %s", path, ut_strerror(rc), ut_errdetail());
+	for (const char *name = NULL; more; ) {
+		ut_table *tb = NULL;
+		ut_cursor *c;
+
+		if (name && (rc = ut_table_open(t, name, 0, &tb)))
+			die("live-free: table %s: %s", name, ut_strerror(rc));
+		if ((rc = ut_tcursor_open(t, tb, &c)))
+			die("live-free: cursor: %s", ut_strerror(rc));
+		for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK;
+		     rc = ut_cursor_next(c)) {
+			const void *k, *v;
+			size_t kl, vl;
+
+			char idk[8];
+			unsigned id;
+
+			if ((rc = ut_cursor_get(c, &k, &kl, &v, &vl)))
+				break;
+			memcpy(idk, k, kl < 6 ? kl : 6);
+			idk[kl < 6 ? kl : 6] = 0;
+			if (!name && sscanf(idk, "k%5u", &id) == 1 && id >= NBASE)
+				continue; /* the test's own new keys */
+			*crc = ut_crc32c(*crc, k, kl);
+			*crc = ut_crc32c(*crc, v, vl);
+			++*keys;
+		}
+		if (rc != UT_NOTFOUND)
+			die("live-free: scan of %s: %s: %s", name ? name : "default",
+			    ut_strerror(rc), ut_errdetail());
+		ut_cursor_close(c);
+		rc = ut_table_next(t, name, &ti);
+		more = rc == UT_OK;
+		name = ti.name;
+	}
+	ut_abort(t);
+	if ((rc = ut_close(db)))
+		die("live-free: close: %s", ut_strerror(rc));
+}
+
+/* A crafted file whose free list (checksums valid) names a live leaf:
+ * the engine must refuse to reuse it (UT_ECORRUPT, a detail naming the
+ * free list and the page) and every table must keep every key and value.
+ * Base C's head trunk gets a live leaf as the member an allocation takes
+ * first.  Returns the failures. */
+static int live_page_on_free_list(const char *dir)
+{
+	const base *b = &g_base[0];
+	fz_blob d = dup_blob(&b->f[F_DATA]);
+	ut_options o = base_options(b);
+	char path[600];
+	uint64_t keys0, keys1;
+	uint32_t crc0, crc1, head, live = 0, n;
+	uint8_t *isfree = calloc(b->npages, 1), *trunk;
+	int failures = 0, rc = UT_OK, refused = 0;
+	ut_db *db;
+	ut_txn *t;
+
+	o.create = 0;
+	snprintf(path, sizeof(path), "%s/live-free.db", dir);
+	/* the pages the free list names, then a live leaf: one it does not */
+	head = ut_ld32(d.p + UT_META_FREEHEAD);
+	for (uint32_t pg = head; pg && pg < b->npages && !isfree[pg]; ) {
+		const uint8_t *tp = d.p + (size_t)pg * UT_PAGE_SIZE;
+
+		isfree[pg] = 1;
+		for (unsigned i = 0; i < ut_page_aux(tp); i++)
+			if (ut_free_member(tp, i) < b->npages)
+				isfree[ut_free_member(tp, i)] = 1;
+		pg = ut_page_right(tp);
+	}
+	for (uint32_t i = 0; i < b->ntype[UT_PT_LEAF]; i++)
+		if (!isfree[b->by_type[UT_PT_LEAF][i]])
+			live = b->by_type[UT_PT_LEAF][i];
+	trunk = d.p + (size_t)head * UT_PAGE_SIZE;
+	n = head ? ut_page_aux(trunk) : 0;
+	if (!live || !n)
+		die("live-free: base C has no live leaf (%u) or no listed free "
+		    "page in its head trunk %u", live, head);
+	/* the base's tables as they are, read from a plain copy */
+	for (int copy = 0; copy < 2; copy++) {
+		snprintf(path, sizeof(path), "%s/live-free-%d.db", dir, copy);
+		for (int f = 0; f < NFILES; f++) {
+			char p[600];
+
+			snprintf(p, sizeof(p), "%s%s", path, file_suffix[f]);
+			unlink(p);
+			if (b->f[f].exists && fz_spill(p, b->f[f].p, b->f[f].n))
+				die("write %s: %s", p, strerror(errno));
+		}
+		if (copy == 0)
+			digest(path, &o, &keys0, &crc0);
+	}
+	ut_st32(trunk + UT_PG_HDR + 4 * (n - 1), live);
+	ut_page_seal(trunk);
+	if (fz_spill(path, d.p, d.n))
+		die("write %s: %s", path, strerror(errno));
+
+	/* new keys, so leaves split and overflow chains grow: allocations */
+	if ((rc = ut_open(path, &o, &db)) || (rc = ut_begin(db, 0, &t)))
+		die("live-free: open: %s: %s", ut_strerror(rc), ut_errdetail());
+	for (uint32_t id = NBASE; id < NIDS && rc == UT_OK; id++)
+		rc = put_id(t, id, 5000);
+	if (rc == UT_ECORRUPT && strstr(ut_errdetail(), "free list")) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "page %u:", live);
+		refused = strstr(ut_errdetail(), want) != NULL;
+		printf("live-free: refused: %s\n", ut_errdetail());
+	}
+	if (!refused) {
+		failures++;
+		printf("FAIL live-free: a put returned %s (%s), not UT_ECORRUPT "
+		       "naming the free list and page %u\n", ut_strerror(rc),
+		       rc ? ut_errdetail() : "", live);
+	}
+	if (rc == UT_OK && (rc = ut_commit(t)))
+		printf("live-free: commit: %s: %s\n", ut_strerror(rc), ut_errdetail());
+	else if (rc)
+		ut_abort(t);
+	if ((rc = ut_close(db)))
+		die("live-free: close: %s", ut_strerror(rc));
+	/* refused or not (a planted bug commits), the old data must stand */
+	digest(path, &o, &keys1, &crc1);
+	printf("live-free: %llu keys before and %llu after (crc %08x, %08x)\n",
+	       (unsigned long long)keys0, (unsigned long long)keys1, crc0, crc1);
+	if (keys1 != keys0 || crc1 != crc0) {
+		failures++;
+		printf("FAIL live-free: %llu keys (crc %08x) before, %llu (crc "
+		       "%08x) after\n", (unsigned long long)keys0, crc0,
+		       (unsigned long long)keys1, crc1);
+	}
+	free(isfree);
+	free(d.p);
+	return failures;
+}
+
 /* ---- the run ----------------------------------------------------------- */
 
 static void write_copy(const mutation *m, const char *path)
@@ -1084,6 +1240,8 @@ int main(void)
 	build_base(&g_base[0], dir, 'C', 0, 64u << 20, UT_PROTECT_DOUBLEWRITE);
 	build_base(&g_base[1], dir, 'R', 1, 256u << 10, UT_PROTECT_DOUBLEWRITE);
 	build_base(&g_base[2], dir, 'F', 1, 256u << 10, UT_PROTECT_FULLPAGE);
+	if (only < 0)
+		failures += live_page_on_free_list(dir);
 	printf("seed %llu, %ld iterations\n", (unsigned long long)seed,
 	       only >= 0 ? 1 : iters);
 
