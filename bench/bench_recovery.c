@@ -27,6 +27,17 @@
  * the median per size and mode and the ratio of the largest size to the
  * smallest.  The files are removed at the end (--keep: not).
  *
+ * -p MODES (comma-separated: auto, atomic, doublewrite, fullpage; default
+ * auto): the protection the crash child runs and recovery opens in, one
+ * column each, interleaved within a round (issue 34: the time to recover
+ * after a kill, per mode).  -l is the checkpoint interval's worst case:
+ * the kill comes when that much log lies past the last checkpoint, so a
+ * run per -l gives the figure per interval.  A mode the file system
+ * cannot run (atomic without RWF_ATOMIC) is reported and skipped.  The
+ * database is built in unsafe mode whatever -p says (no crash there) and
+ * every crash child starts with a checkpoint, so modes do not see each
+ * other's log.
+ *
  * --reuse (implies --keep): a database built earlier with the same size
  * and -v, as its "-built" marker file records, is used as it is, not
  * built again (building 4 GiB takes minutes; every round starts with a
@@ -35,7 +46,14 @@
  * ~20 s a round).
  *
  *   bench_recovery [-d DIR] [-s 256M,4G] [-l 64M] [-H 128M] [-v 1000]
- *                  [-c 64M] [--rounds 3] [-m bound|full] [--keep] [--reuse]
+ *                  [-c 64M] [--rounds 3] [-m bound|full] [-p auto,...]
+ *                  [--keep] [--reuse]
+ *
+ * The per-mode figure (issue 34), at three checkpoint intervals:
+ *   for l in 16M 64M 256M; do
+ *     bench_recovery -s 1G -l $l -m bound -p doublewrite,fullpage,atomic \
+ *       --rounds 3 --reuse
+ *   done
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +72,7 @@
 #include "wal.h"
 
 #define MAX_SIZES 4
+#define MAX_PROTECT 5
 #define UPDATES_PER_TXN 64
 
 static const char *dir = "/var/tmp";
@@ -61,6 +80,9 @@ static uint64_t sizes[MAX_SIZES] = { 256ull << 20, 4ull << 30 };
 static int nsizes = 2, rounds = 3, keep, reuse, mode_lo = 0, mode_hi = 1;
 static uint64_t log_bytes = 64ull << 20, hot_bytes = 128ull << 20;
 static size_t vlen = 1000, cache = 64u << 20;
+static int protects[MAX_PROTECT] = { UT_PROTECT_AUTO }, nprotect = 1;
+/* modes refused at the first open (e.g. atomic without RWF_ATOMIC) */
+static int unsupported[MAX_PROTECT];
 
 static uint64_t parse_size(const char *s)
 {
@@ -206,7 +228,8 @@ static void build(const char *path, uint64_t size)
 }
 
 /* The child: a checkpoint, then log_bytes of sync=1 updates, then SIGKILL. */
-static void crash_child(const char *path, uint64_t size, unsigned seed)
+static void crash_child(const char *path, uint64_t size, unsigned seed,
+			int protect)
 {
 	uint64_t hot = nkeys_of(hot_bytes && hot_bytes < size ? hot_bytes : size),
 		 x = seed;
@@ -218,8 +241,12 @@ static void crash_child(const char *path, uint64_t size, unsigned seed)
 
 	ut_options_default(&o);
 	o.cache_bytes = cache;
-	if ((rc = ut_open(path, &o, &db)))
+	o.protect = protect;
+	if ((rc = ut_open(path, &o, &db))) {
+		if (rc == UT_ENOTSUP)
+			_exit(3); /* the mode cannot run here */
 		die("crash: open", rc);
+	}
 	ut_db_set_checkpoint_bytes(db, 1ull << 40);
 	if ((rc = ut_checkpoint(db)))
 		die("crash: checkpoint", rc);
@@ -243,19 +270,24 @@ static void crash_child(const char *path, uint64_t size, unsigned seed)
 	kill(getpid(), SIGKILL);
 }
 
-static void crash(const char *path, uint64_t size, unsigned seed)
+/* 0: killed with the log past its checkpoint; 1: the mode cannot run. */
+static int crash(const char *path, uint64_t size, unsigned seed, int protect)
 {
 	pid_t pid = fork();
 	int st;
 
 	if (pid == 0)
-		crash_child(path, size, seed);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st) ||
+		crash_child(path, size, seed, protect);
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 3)
+		return 1;
+	if (pid < 0 || !WIFSIGNALED(st) ||
 	    WTERMSIG(st) != SIGKILL) {
 		fprintf(stderr, "bench_recovery: the crash child did not die by "
 			"SIGKILL\n");
 		exit(1);
 	}
+	return 0;
 }
 
 /* As after a reboot: what the killed process wrote is on the disk, and
@@ -326,6 +358,24 @@ static void parse_args(int argc, char **argv)
 		} else if (!strcmp(a, "-m") &&
 			   (!strcmp(val, "bound") || !strcmp(val, "full"))) {
 			mode_lo = mode_hi = !strcmp(val, "full");
+		} else if (!strcmp(a, "-p")) {
+			char *s = strdup(val), *tok, *save;
+
+			nprotect = 0;
+			for (tok = strtok_r(s, ",", &save); tok && nprotect < MAX_PROTECT;
+			     tok = strtok_r(NULL, ",", &save)) {
+				int m = -1;
+
+				for (int k = UT_PROTECT_AUTO; k <= UT_PROTECT_FULLPAGE; k++)
+					if (!strcmp(tok, ut_protect_name(k)))
+						m = k;
+				if (m < 0) {
+					fprintf(stderr, "bench_recovery: unknown mode %s\n", tok);
+					exit(2);
+				}
+				protects[nprotect++] = m;
+			}
+			free(s);
 		} else if (!strcmp(a, "--rounds")) {
 			rounds = atoi(val);
 		} else {
@@ -333,7 +383,7 @@ static void parse_args(int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (nsizes < 1 || rounds < 1 || rounds > 50 || vlen < 1 || vlen > 8000 ||
+	if (nsizes < 1 || nprotect < 1 || rounds < 1 || rounds > 50 || vlen < 1 || vlen > 8000 ||
 	    (hot_bytes && nkeys_of(hot_bytes) < 1)) {
 		fprintf(stderr, "bench_recovery: bad arguments\n");
 		exit(2);
@@ -343,7 +393,7 @@ static void parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const char *const mode[2] = { "bound", "full scan" };
-	static double secs[MAX_SIZES][2][50];
+	static double secs[MAX_SIZES][2][MAX_PROTECT][50];
 	char path[MAX_SIZES][400];
 	double la[3] = { 0 };
 
@@ -361,50 +411,67 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < rounds; r++)
 		for (int s = 0; s < nsizes; s++)
-			for (int m = mode_lo; m <= mode_hi; m++) {
+			for (int m = mode_lo; m <= mode_hi; m++)
+			for (int pm = 0; pm < nprotect; pm++) {
 				ut_io_counters c;
 				ut_options o;
 				ut_db *db;
 				double t0;
 				int rc;
 
-				crash(path[s], sizes[s], (unsigned)(r * 31 + s * 7 + m + 1));
+				if (unsupported[pm])
+					continue;
+				if (crash(path[s], sizes[s],
+					  (unsigned)(r * 31 + s * 7 + m + 1), protects[pm])) {
+					printf("%s: refused here (UT_ENOTSUP): skipped\n",
+					       ut_protect_name(protects[pm]));
+					unsupported[pm] = 1;
+					continue;
+				}
 				drop_caches(path[s]);
 				if (m)
 					setenv("UT_RECOVERY_FULL_SCAN", "1", 1);
 				ut_options_default(&o);
 				o.cache_bytes = cache;
+				o.protect = protects[pm];
 				t0 = now();
 				if ((rc = ut_open(path[s], &o, &db)))
 					die("timed open", rc);
-				secs[s][m][r] = now() - t0;
+				secs[s][m][pm][r] = now() - t0;
 				unsetenv("UT_RECOVERY_FULL_SCAN");
 				ut_pager_counters_copy(ut_db_pager(db), &c);
 				if ((rc = ut_close(db)))
 					die("close", rc);
 				if (getloadavg(la, 1) < 1)
 					la[0] = 0;
-				printf("round %d  %6llu MiB  %-9s  open %7.3f s  "
+				printf("round %d  %6llu MiB  %-9s  %-11s  open %7.3f s  "
 				       "evidence reads %8llu  redo reads %6llu  "
 				       "page writes %6llu  dw writes %6llu  syncs %5llu  "
 				       "bound writes %4llu  load %.2f\n",
 				       r + 1, (unsigned long long)(sizes[s] >> 20), mode[m],
-				       secs[s][m][r], (unsigned long long)c.scan_reads,
+				       ut_protect_name(protects[pm]), secs[s][m][pm][r], (unsigned long long)c.scan_reads,
 				       (unsigned long long)c.page_reads,
 				       (unsigned long long)c.page_writes,
 				       (unsigned long long)c.dw_page_writes,
 				       (unsigned long long)c.syncs,
 				       (unsigned long long)c.bound_writes, la[0]);
 			}
-	for (int m = mode_lo; m <= mode_hi; m++) {
-		double first = median(secs[0][m], rounds);
+	printf("\n| evidence | size | protection | log past the checkpoint | "
+	       "median open (recovery) s | vs the first size |\n"
+	       "|---|---:|---|---:|---:|---:|\n");
+	for (int m = mode_lo; m <= mode_hi; m++)
+	for (int pm = 0; pm < nprotect; pm++) {
+		double first = median(secs[0][m][pm], rounds);
 
+		if (unsupported[pm])
+			continue;
 		for (int s = 0; s < nsizes; s++) {
-			double med = median(secs[s][m], rounds);
+			double med = median(secs[s][m][pm], rounds);
 
-			printf("median %-9s %6llu MiB: %.3f s  (%.2fx the %llu MiB)\n",
-			       mode[m], (unsigned long long)(sizes[s] >> 20), med,
-			       med / first, (unsigned long long)(sizes[0] >> 20));
+			printf("| %s | %llu MiB | %s | %llu MiB | %.3f | %.2fx |\n",
+			       mode[m], (unsigned long long)(sizes[s] >> 20),
+			       ut_protect_name(protects[pm]),
+			       (unsigned long long)(log_bytes >> 20), med, med / first);
 		}
 	}
 	for (int s = 0; s < nsizes && !keep; s++)

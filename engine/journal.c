@@ -31,43 +31,87 @@ int pager_tx_add(ut_pager *p, struct frame *f)
 	return UT_OK;
 }
 
+/* f leaves the list of frames with a shadow; its shadow is the caller's. */
+static uint8_t *shadow_unlink(ut_pager *p, struct frame *f)
+{
+	uint8_t *b = f->shadow;
+
+	if (f->sh_prev)
+		f->sh_prev->sh_next = f->sh_next;
+	else
+		p->shadow_old = f->sh_next;
+	if (f->sh_next)
+		f->sh_next->sh_prev = f->sh_prev;
+	else
+		p->shadow_new = f->sh_prev;
+	f->sh_prev = f->sh_next = NULL;
+	f->shadow = NULL;
+	p->nshadow--;
+	return b;
+}
+
 void pager_shadow_drop(ut_pager *p, struct frame *f)
 {
-	if (!f->shadow)
-		return;
-	p->shadows[f->shadow_slot] = NULL;
-	p->nshadow--;
-	pager_buf_put(p, f->shadow);
-	f->shadow = NULL;
+	if (f->shadow)
+		pager_buf_put(p, shadow_unlink(p, f));
+}
+
+void pager_shadow_room(ut_pager *p, size_t more)
+{
+	while (p->shadow_old &&
+	       p->nframes + p->preout + p->nshadow + more > pager_buf_budget(p))
+		pager_shadow_drop(p, p->shadow_old);
 }
 
 /* buf, an image of f's page equal to cur's data but in the blocks of
- * stale, becomes f's shadow: the oldest shadow gives up its slot if the
- * ring is full.  p->mu held. */
+ * stale, becomes f's shadow, the newest, if the budget has room for it
+ * once older shadows made way; else it goes back to the pool.  Every
+ * page may have one while the cache has room (a database within the
+ * cache: no full copy at all); past it the pages changed last keep
+ * theirs -- the ones every commit changes (root, interior pages, page 0)
+ * always.  p->mu held. */
 static void shadow_keep(ut_pager *p, struct frame *f, uint8_t *buf,
 			uint64_t stale)
 {
-	struct frame *old = p->shadows[p->shadow_hand];
-
 	assert(!f->shadow);
-	if (old)
-		pager_shadow_drop(p, old);
+	pager_shadow_room(p, 1);
+	if (p->nframes + p->preout + p->nshadow + 1 > pager_buf_budget(p)) {
+		pager_buf_put(p, buf);
+		return;
+	}
 	f->shadow = buf;
 	f->shadow_stale = stale;
-	f->shadow_slot = p->shadow_hand;
-	p->shadows[p->shadow_hand] = f;
-	p->shadow_hand = (p->shadow_hand + 1) % SHADOW_MAX;
+	f->sh_next = NULL;
+	f->sh_prev = p->shadow_new;
+	if (p->shadow_new)
+		p->shadow_new->sh_next = f;
+	else
+		p->shadow_old = f;
+	p->shadow_new = f;
 	p->nshadow++;
 }
+
+/* Debug builds (and UT_DEBUG_COPY ones: the sanitizer build) check every
+ * incremental copy against the version it copies. */
+#if !defined(NDEBUG) && !defined(UT_DEBUG_COPY)
+#define UT_DEBUG_COPY 1
+#endif
+
+/* Tests: the refresh skips the lowest stale block above block 0 (a
+ * planted bug the check above, or a test's oracle, must catch). */
+int ut_pager_sabotage_shadow;
 
 /* Bring f's shadow up to date with cur: only the blocks that changed
  * since it was an exact image (block 0 always: the LSN and CRC are
  * stamped there outside any touched mask). */
-static void shadow_refresh(struct frame *f, uint8_t *copy)
+static void shadow_refresh(struct frame *f, uint8_t *copy, uint64_t stale)
 {
 	const uint8_t *src = f->cur->pg.data;
-	uint64_t m = f->shadow_stale | 1;
+	uint64_t m = stale | 1;
 
+	if (__atomic_load_n(&ut_pager_sabotage_shadow, __ATOMIC_RELAXED) &&
+	    (m & ~1ull))
+		m &= ~(m & ~1ull & -(m & ~1ull));
 	while (m) {
 		unsigned b = (unsigned)__builtin_ctzll(m);
 		uint64_t rest = ~(m >> b); /* the run of blocks from b */
@@ -77,21 +121,40 @@ static void shadow_refresh(struct frame *f, uint8_t *copy)
 		       src + (size_t)b * UT_TOUCH_BLOCK, (size_t)n * UT_TOUCH_BLOCK);
 		m = b + n >= 64 ? 0 : m & ~(((1ull << n) - 1) << b);
 	}
-#ifndef NDEBUG
-	/* checked against the full copy it replaces */
-	assert(memcmp(copy, src, UT_PAGE_SIZE) == 0);
+#ifdef UT_DEBUG_COPY
+	/* checked against the full copy it replaces: a stale block here
+	 * would reach the next commit, and the log, as the page's content */
+	for (unsigned b = 0; b < UT_PAGE_SIZE / UT_TOUCH_BLOCK; b++) {
+		size_t off = (size_t)b * UT_TOUCH_BLOCK;
+
+		if (memcmp(copy + off, src + off, UT_TOUCH_BLOCK)) {
+			fprintf(stderr, "untorn: page %u: the writer's incremental "
+				"copy differs from the committed version in block "
+				"%u (stale mask %#llx)\n", f->pg.pgno, b,
+				(unsigned long long)stale);
+			abort();
+		}
+	}
 #endif
 }
+
+/* How a private copy taken under p->mu is filled once it is let go. */
+enum fill { FILL_NONE, FILL_REFRESH, FILL_WHOLE };
 
 /* The writer's first change to f in the transaction: it gets a private
  * copy to change; cur stays the committed version for readers, the
  * cleaner and the log's pre-image.  The copy is f's shadow when it has
- * one (the blocks changed since brought up to date), else a spare buffer
- * filled whole -- or not at all when the caller rewrites the page whole. */
-static int write_locked(ut_pager *p, struct frame *f, int whole)
+ * one (to be brought up to date in the blocks changed since: *stale),
+ * else a spare buffer to fill whole -- or not at all when the caller
+ * rewrites the page whole.  p->mu held; *fill says what write_fill does
+ * without it (the copy is the writer's alone, cur never changes: no
+ * reader's miss or snapshot waits for 16 KiB of copying). */
+static int write_locked(ut_pager *p, struct frame *f, int whole,
+			enum fill *fill, uint64_t *stale)
 {
 	uint8_t *copy;
 
+	*fill = FILL_NONE;
 	if (f->txn)
 		return UT_OK;
 	if (!p->in_txn)
@@ -100,20 +163,17 @@ static int write_locked(ut_pager *p, struct frame *f, int whole)
 	if (pager_tx_add(p, f))
 		return UT_ENOMEM;
 	if (f->shadow) {
-		copy = f->shadow;
-		p->shadows[f->shadow_slot] = NULL;
-		p->nshadow--;
-		f->shadow = NULL;
-		if (!whole)
-			shadow_refresh(f, copy);
+		*stale = f->shadow_stale;
+		copy = shadow_unlink(p, f);
+		*fill = whole ? FILL_NONE : FILL_REFRESH;
 	} else {
+		pager_shadow_room(p, 1);
 		copy = pager_buf_get(p);
 		if (!copy) {
 			p->ntx--;
 			return UT_ENOMEM;
 		}
-		if (!whole)
-			memcpy(copy, f->cur->pg.data, UT_PAGE_SIZE);
+		*fill = whole ? FILL_NONE : FILL_WHOLE;
 	}
 	f->pg.data = copy;
 	f->touched = 0;
@@ -124,9 +184,20 @@ static int write_locked(ut_pager *p, struct frame *f, int whole)
 	return UT_OK;
 }
 
+/* Fill f's private copy as write_locked said, without p->mu. */
+static void write_fill(struct frame *f, enum fill fill, uint64_t stale)
+{
+	if (fill == FILL_REFRESH)
+		shadow_refresh(f, f->pg.data, stale);
+	else if (fill == FILL_WHOLE)
+		memcpy(f->pg.data, f->cur->pg.data, UT_PAGE_SIZE);
+}
+
 int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 {
 	struct frame *f = (struct frame *)pg;
+	uint64_t stale = 0;
+	enum fill fill;
 	int rc;
 
 	*touched = f->cur ? &f->touched : NULL;
@@ -139,14 +210,18 @@ int ut_pager_write_tracked(ut_pager *p, ut_pg *pg, uint64_t **touched)
 		return UT_EFATAL;
 	}
 	pthread_mutex_lock(&p->mu);
-	rc = write_locked(p, f, 0);
+	rc = write_locked(p, f, 0, &fill, &stale);
 	pthread_mutex_unlock(&p->mu);
+	if (rc == UT_OK)
+		write_fill(f, fill, stale);
 	return rc;
 }
 
 int ut_pager_write_whole(ut_pager *p, ut_pg *pg)
 {
 	struct frame *f = (struct frame *)pg;
+	uint64_t stale;
+	enum fill fill;
 	int rc;
 
 	if (!f->txn) {
@@ -156,7 +231,7 @@ int ut_pager_write_whole(ut_pager *p, ut_pg *pg)
 			pthread_mutex_unlock(&p->mu);
 			return UT_EFATAL;
 		}
-		rc = write_locked(p, f, f->cur != NULL);
+		rc = write_locked(p, f, f->cur != NULL, &fill, &stale);
 		pthread_mutex_unlock(&p->mu);
 		if (rc)
 			return rc;
@@ -484,8 +559,10 @@ int ut_pager_begin(ut_pager *p)
 	pthread_mutex_lock(&p->mu);
 	p->in_txn = 1;
 	p->ntx = 0;
+	p->txn_gets = 0;
 	pthread_mutex_unlock(&p->mu);
 	free_list_check(p);
+	pager_pool_refill(p);
 	return UT_OK;
 }
 
@@ -506,6 +583,7 @@ static void end_txn(ut_pager *p)
 		if (p->ndirty_est > pager_dirty_high(p))
 			pthread_cond_signal(&p->work_cv);
 	}
+	p->last_txn_gets = p->txn_gets;
 	p->ntx = 0;
 	p->in_txn = 0;
 	pager_shrink(p);
@@ -519,10 +597,11 @@ static void discard_txn(ut_pager *p)
 
 		f->txn = 0;
 		if (f->cur) {
-			/* differs from cur in the blocks it changed */
+			/* differs from cur in the blocks it changed (no longer
+			 * a private copy: counted as a shadow, if kept) */
+			p->preout--;
 			shadow_keep(p, f, f->pg.data, f->touched);
 			f->pg.data = f->cur->pg.data;
-			p->preout--;
 		} else {
 			int rc;
 
@@ -568,17 +647,18 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 		struct pver *old = nv[i];
 
 		if (old) {
-			/* no snapshot sees old and no reader pins it (none can
+			/* the private copy is the frame's page now; no
+			 * snapshot sees old and no reader pins it (none can
 			 * find it now): its buffer, which differs from the new
 			 * version in the blocks this commit touched, is the
 			 * next private copy */
+			p->preout--;
 			if (!pager_snap_sees(p, old) && !pver_readers(old)) {
 				shadow_keep(p, f, old->pg.data, f->touched);
 				pager_pver_free(p, old);
 			} else {
 				pager_retire(p, old, lsn);
 			}
-			p->preout--;
 		}
 		f->dirty = !written;
 		f->wgen++;

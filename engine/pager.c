@@ -177,6 +177,7 @@ static void pager_free_all(ut_pager *p)
 		munmap(p->slabs[i], (size_t)SLAB_PAGES * UT_PAGE_SIZE);
 	free(p->slabs);
 	free(p->pool);
+	free(p->advise);
 	free(p->frames);
 	free(p->buckets);
 	free(p->tx);

@@ -11,7 +11,10 @@
  *  - Buffer pool: at most cache_bytes / 16384 frames (minimum
  *    UT_PAGER_MIN_FRAMES), a hash table pgno -> frame, clock eviction.
  *    The write transaction's pre-images beyond 24 MiB count against the
- *    bound too.  Pinned frames and frames dirtied by the running write
+ *    bound too.  The buffers of replaced versions nobody needs stay with
+ *    their frames as the next private copies (journal.c, shadows) in the
+ *    room frames and pre-images leave below the bound + 24 MiB, and are
+ *    the first to go when a frame needs it.  Pinned frames and frames dirtied by the running write
  *    transaction are never evicted; when no frame is evictable the pool
  *    grows past the bound (a big transaction may exceed cache_bytes
  *    temporarily) and shrinks back as frames become evictable (dirty
@@ -522,6 +525,12 @@ int ut_pager_redo_image(ut_pager *p, uint64_t lsn, uint32_t pgno,
  * instead) in a mode whose strategy needs them; the crash tests must
  * catch it.  Process-wide. */
 extern int ut_pager_sabotage_images;
+/* Tests only: nonzero plants a bug, the writer's incremental private copy
+ * (journal.c, shadows) misses the lowest block its last commit changed
+ * above block 0.  Builds that check every such copy against a full one
+ * (UT_DEBUG_COPY: Debug builds and the sanitizer build) abort at the first
+ * miss; others return the stale block.  Process-wide. */
+extern int ut_pager_sabotage_shadow;
 int ut_pager_redo_end(ut_pager *p);
 /* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
  * not refuse, else its code, which the redo call that needed the write

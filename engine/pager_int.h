@@ -37,14 +37,9 @@
  * memory within cache_bytes + 32 MiB for ordinary transactions without
  * shrinking the cache for them. */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
-/* Shadows (struct frame) at most: 8 MiB, first in first out, so the pages
- * every commit changes (root, interior pages, page 0) keep theirs. */
-#define SHADOW_MAX 512u
 /* Version objects kept for reuse (p->vfree), and in the writer's stash. */
 #define VFREE_MAX 4096u
 #define VSTASH 256u
-/* Buffers waiting for MADV_DONTNEED outside p->mu (pool.c). */
-#define ADVISE_MAX 64u
 
 /* A committed version of a page.  Its data never changes once published
  * (but for the CRC a flush seals in place), so readers use it without a
@@ -118,7 +113,7 @@ struct frame {
 	 * under p->mu. */
 	uint8_t *shadow;
 	uint64_t shadow_stale;
-	size_t shadow_slot; /* its place in p->shadows */
+	struct frame *sh_prev, *sh_next; /* p->shadow_old..shadow_new */
 	struct frame *hnext;
 	uint32_t pin; /* the writer's pins; atomic: released without p->mu
 		       * (taken under it, so an evictor under p->mu sees at
@@ -169,13 +164,17 @@ struct ut_pager {
 	uint8_t **pool; /* spare page buffers (frames and pre-images share them) */
 	size_t npool, cappool;
 	size_t nresident; /* buffers in the pool whose memory is resident */
+	/* Buffers the running transaction took from the pool, and the
+	 * last one's count: how many pager_pool_refill maps ahead. */
+	size_t txn_gets, last_txn_gets;
 	void **slabs;
 	size_t nslabs;
 	size_t preout; /* pre-images held by the transaction */
-	/* Frames holding a shadow, a ring in the order they got it (NULL:
-	 * a slot given up); nshadow of them live. */
-	struct frame *shadows[SHADOW_MAX];
-	size_t shadow_hand, nshadow;
+	/* Frames holding a shadow, in the order they got it (oldest first,
+	 * the first to go when the room is needed: journal.c); nshadow of
+	 * them. */
+	struct frame *shadow_old, *shadow_new;
+	size_t nshadow;
 	/* Spare version objects: vfree (a list through qnext, p->mu), and
 	 * the writer's stash, refilled from it at the end of each
 	 * transaction, so a commit allocates its versions without a lock
@@ -188,8 +187,8 @@ struct ut_pager {
 	size_t capnvbuf;
 	/* Buffers to give back to the kernel once p->mu is let go, before
 	 * they join the pool (pool.c, pager_advise_drain). */
-	uint8_t *advise[ADVISE_MAX];
-	size_t nadvise;
+	uint8_t **advise;
+	size_t nadvise, capadvise;
 	ut_log_page *logpages;
 	ut_flush_page *fpages;
 	size_t capfpages;
@@ -334,12 +333,19 @@ static inline int fatal_now(const ut_pager *p)
 	return __atomic_load_n(&p->fatal, __ATOMIC_ACQUIRE);
 }
 
-/* Pre-images and shadows beyond PRE_SLACK count against the bound. */
+/* Pre-images beyond PRE_SLACK count against the bound.  Shadows do not:
+ * they live in the room frames and pre-images leave (pager_shadow_room),
+ * and go before any frame has to. */
 static inline size_t pre_charged(const ut_pager *p)
 {
-	size_t n = p->preout + p->nshadow;
+	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+}
 
-	return n > PRE_SLACK ? n - PRE_SLACK : 0;
+/* Page buffers frames, pre-images and shadows may hold together: the
+ * bound plus PRE_SLACK. */
+static inline size_t pager_buf_budget(const ut_pager *p)
+{
+	return p->maxframes + PRE_SLACK;
 }
 
 /* The format a header image h is written as: ut_meta_format's, or the
@@ -369,6 +375,11 @@ void pager_buf_put(ut_pager *p, uint8_t *b);
 /* Buffers pager_buf_put set aside are given back to the kernel, without
  * p->mu, and join the pool.  Called without p->mu. */
 void pager_advise_drain(ut_pager *p);
+/* Map page buffers ahead for the writer's transaction (the last one's
+ * need, within the resident bound) without p->mu, so that it takes them
+ * from the pool instead of mapping under the mutex.  Called by the
+ * writer without p->mu. */
+void pager_pool_refill(ut_pager *p);
 struct frame *pager_new_frame(ut_pager *p);
 /* UT_EBUSY, and f stays, if a reader pinned f's version meanwhile. */
 int pager_frame_forget(ut_pager *p, struct frame *f);
@@ -443,6 +454,9 @@ int pager_tx_add(ut_pager *p, struct frame *f);
 /* f's shadow, if any, goes back to the pool (f leaves the pool, or its
  * page is no longer the one the shadow was of).  p->mu held. */
 void pager_shadow_drop(ut_pager *p, struct frame *f);
+/* Drop the oldest shadows until frames, pre-images and shadows leave
+ * room for `more` buffers within pager_buf_budget.  p->mu held. */
+void pager_shadow_room(ut_pager *p, size_t more);
 
 /* pager.c */
 int pager_dw_name(const char *path, char **out);

@@ -113,9 +113,12 @@ static int hgrow(ut_pager *p)
 
 /* Page buffers: frames and pre-images draw from one pool of 16 KiB
  * buffers in mmap'd slabs (page-aligned, no allocator overhead), so memory
- * is reused instead of fragmenting the heap.  A slab is made only when the
- * pool is empty, for buffers about to be used, so it is populated at once:
- * one call instead of a page fault per 4 KiB (8% of a bulk load).
+ * is reused instead of fragmenting the heap.  Slabs are made for buffers
+ * about to be used, so they are populated at once: one call instead of a
+ * page fault per 4 KiB (8% of a bulk load).  The writer maps them ahead of
+ * its transaction without the mutex (pager_pool_refill: as many as its
+ * last transaction took); only a transaction that takes more maps one
+ * under it, when the pool is empty.
  * Resident memory is bounded by frames + pre-images + resident spares <=
  * the bound + PRE_SLACK + POOL_SLACK (+ one slab's spares): a buffer
  * returned beyond that is given back to the kernel with MADV_DONTNEED (it
@@ -145,29 +148,99 @@ static size_t adv_set(ut_pager *p, size_t n)
 	return n;
 }
 
+static uint8_t *slabs_map(size_t nslabs)
+{
+	uint8_t *m = mmap(NULL, nslabs * SLAB_PAGES * (size_t)UT_PAGE_SIZE,
+			  PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* nslabs slabs mapped at m join the pool (resident: just populated).
+ * On failure the unrecorded rest is unmapped.  p->mu held. */
+static int slabs_add(ut_pager *p, uint8_t *m, size_t nslabs)
+{
+	size_t bytes = (size_t)SLAB_PAGES * UT_PAGE_SIZE;
+	void **ns = realloc(p->slabs, (p->nslabs + nslabs) * sizeof(*ns));
+	size_t i;
+
+	if (!ns) {
+		munmap(m, nslabs * bytes);
+		return UT_ENOMEM;
+	}
+	p->slabs = ns;
+	for (i = 0; i < nslabs; i++)
+		p->slabs[p->nslabs++] = m + i * bytes; /* unmapped one by one */
+	for (i = nslabs * SLAB_PAGES; i-- > 0;) {
+		if (pool_push(p, m + i * UT_PAGE_SIZE))
+			return UT_ENOMEM; /* the rest stay in their slabs */
+		p->nresident++;
+	}
+	return UT_OK;
+}
+
 uint8_t *pager_buf_get(ut_pager *p)
 {
+	p->txn_gets++;
 	if (!p->npool && p->nadvise)
 		return p->advise[adv_set(p, p->nadvise - 1)]; /* still resident */
 	if (!p->npool) {
-		void **ns = realloc(p->slabs, (p->nslabs + 1) * sizeof(*ns));
-		if (!ns)
+		/* the refill fell short (a transaction bigger than the last):
+		 * one slab here, under the mutex */
+		uint8_t *slab = slabs_map(1);
+
+		if (!slab || slabs_add(p, slab, 1) || !p->npool)
 			return NULL;
-		p->slabs = ns;
-		uint8_t *slab = mmap(NULL, (size_t)SLAB_PAGES * UT_PAGE_SIZE,
-				     PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-				     -1, 0);
-		if (slab == MAP_FAILED)
-			return NULL;
-		p->slabs[p->nslabs++] = slab;
-		for (int i = SLAB_PAGES - 1; i >= 0; i--)
-			if (pool_push(p, slab + (size_t)i * UT_PAGE_SIZE))
-				return NULL;
 	}
 	if (p->nresident)
 		p->nresident--;
 	return p->pool[--p->npool];
+}
+
+#define REFILL_MAX 1024u /* buffers (16 MiB) mapped ahead at most */
+
+void pager_pool_refill(ut_pager *p)
+{
+	size_t want, held, limit, nslabs = 0;
+	uint8_t *m;
+
+	pthread_mutex_lock(&p->mu);
+	want = p->last_txn_gets < SLAB_PAGES ? SLAB_PAGES
+	       : p->last_txn_gets > REFILL_MAX ? REFILL_MAX : p->last_txn_gets;
+	held = p->nframes + p->preout + p->nshadow + p->nresident + p->nadvise;
+	limit = pager_buf_budget(p) + POOL_SLACK;
+	if (p->npool < want && held < limit) {
+		size_t n = want - p->npool;
+
+		if (n > limit - held)
+			n = limit - held;
+		nslabs = (n + SLAB_PAGES - 1) / SLAB_PAGES;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (!nslabs || !(m = slabs_map(nslabs)))
+		return; /* (a failed map: pager_buf_get tries again) */
+	pthread_mutex_lock(&p->mu);
+	(void)slabs_add(p, m, nslabs);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* One more buffer to advise once p->mu is let go; 0 if the list cannot
+ * grow.  p->mu held. */
+static int advise_later(ut_pager *p, uint8_t *b)
+{
+	if (p->nadvise == p->capadvise) {
+		size_t c = p->capadvise ? 2 * p->capadvise : 64;
+		uint8_t **na = realloc(p->advise, c * sizeof(*na));
+
+		if (!na)
+			return 0;
+		p->advise = na;
+		p->capadvise = c;
+	}
+	p->advise[p->nadvise] = b;
+	adv_set(p, p->nadvise + 1);
+	return 1;
 }
 
 void pager_buf_put(ut_pager *p, uint8_t *b)
@@ -177,12 +250,10 @@ void pager_buf_put(ut_pager *p, uint8_t *b)
 		if (pool_push(p, b))
 			return; /* leaks one buffer into its slab until close */
 		p->nresident++;
-	} else if (p->nadvise < ADVISE_MAX) {
-		/* advised once p->mu is let go (a system call, and page
-		 * table work, that would hold up every thread on it) */
-		p->advise[p->nadvise] = b;
-		adv_set(p, p->nadvise + 1);
-	} else {
+	} else if (!advise_later(p, b)) {
+		/* advised once p->mu is let go (a system call, and page table
+		 * work, that would hold up every thread on it) -- but for a
+		 * list that could not grow: here, as the last resort */
 		madvise(b, UT_PAGE_SIZE, MADV_DONTNEED);
 		if (pool_push(p, b))
 			return;
@@ -191,24 +262,32 @@ void pager_buf_put(ut_pager *p, uint8_t *b)
 
 void pager_advise_drain(ut_pager *p)
 {
-	uint8_t *b[ADVISE_MAX];
-	size_t n;
+	uint8_t **b;
+	size_t n, cap;
 
 	if (!__atomic_load_n(&p->nadvise, __ATOMIC_RELAXED))
 		return;
+	/* the list is taken whole (buffers put meanwhile start another) */
 	pthread_mutex_lock(&p->mu);
+	b = p->advise;
 	n = p->nadvise;
-	memcpy(b, p->advise, n * sizeof(*b));
+	cap = p->capadvise;
+	p->advise = NULL;
+	p->capadvise = 0;
 	adv_set(p, 0);
 	pthread_mutex_unlock(&p->mu);
-	if (!n)
-		return;
 	for (size_t i = 0; i < n; i++)
 		madvise(b[i], UT_PAGE_SIZE, MADV_DONTNEED);
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < n; i++)
 		if (pool_push(p, b[i]))
 			break; /* leaks the rest into their slabs until close */
+	if (!p->advise) { /* the array serves again */
+		p->advise = b;
+		p->capadvise = cap;
+	} else {
+		free(b);
+	}
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -254,6 +333,7 @@ struct frame *pager_new_frame(ut_pager *p)
 /* One more frame, past the bound if need be. */
 static int grow(ut_pager *p, struct frame **out, size_t *idx)
 {
+	pager_shadow_room(p, 1); /* a frame is worth more than a shadow */
 	*out = pager_new_frame(p);
 	if (!*out)
 		return UT_ENOMEM;

@@ -411,8 +411,115 @@ static void info_of(const char *name, size_t nlen, const ut_catent *e,
 	info->pages = e->pages;
 }
 
+/* The catalog tree's pages (*cat) and the pages its entries count
+ * (*tables), as s sees them (NULL: the writer).  The walk stops past
+ * npages visits, so a crafted catalog whose interior pages share a child
+ * costs at most a visit per page of the file. */
+static int catalog_pages(ut_pager *p, ut_snap *s, uint32_t pgno, int depth,
+			 uint32_t npages, uint64_t *cat, uint64_t *tables)
+{
+	ut_pg *pg;
+	int rc;
+
+	if (depth > UT_BT_MAXDEPTH || *cat >= npages) {
+		ut_set_errdetail("%s: page %u: catalog: deeper than %d levels "
+				 "or more pages than the file's %u",
+				 ut_pager_path(p), pgno, UT_BT_MAXDEPTH, npages);
+		return UT_ECORRUPT;
+	}
+	if ((rc = ut_pager_get_at(p, s, pgno, &pg)))
+		return rc;
+	++*cat;
+	uint8_t *d = pg->data;
+	unsigned n = ut_page_nslots(d);
+	int type = ut_page_type(d);
+
+	if (type != UT_PT_LEAF && type != UT_PT_INTERIOR) {
+		ut_set_errdetail("%s: page %u: catalog: of type %d in the tree",
+				 ut_pager_path(p), pgno, type);
+		rc = UT_ECORRUPT;
+	}
+	/* the cells' bounds and lengths were checked when the page was read */
+	for (unsigned i = 0; !rc && i < n; i++) {
+		uint8_t *cell = ut_page_cell(d, i);
+		char name[UT_TABLE_NAME_MAX + 1];
+		size_t kl = ut_ld16(cell);
+		ut_catent e;
+
+		if (type == UT_PT_INTERIOR) {
+			rc = catalog_pages(p, s, ut_ld32(cell), depth + 1, npages,
+					   cat, tables);
+			continue;
+		}
+		if (kl > UT_TABLE_NAME_MAX || (cell[2] & UT_CELL_OVFL)) {
+			ut_set_errdetail("%s: page %u: catalog: cell %u is no "
+					 "table's entry", ut_pager_path(p), pgno, i);
+			rc = UT_ECORRUPT;
+			break;
+		}
+		memcpy(name, cell + UT_LEAF_HDR, kl);
+		name[kl] = 0;
+		rc = ut_cat_decode(cell + UT_LEAF_HDR + kl, ut_ld32(cell + 3),
+				   name, kl, ut_pager_path(p), &e);
+		*tables += e.pages;
+	}
+	if (!rc && type == UT_PT_INTERIOR)
+		rc = catalog_pages(p, s, ut_page_right(d), depth + 1, npages, cat,
+				   tables);
+	ut_pager_release(p, pg);
+	return rc;
+}
+
+/* The default table's pages, without walking it: every page in use
+ * (the header's page count less page 0 and the free pages) but the
+ * catalog's and those the catalog's entries count -- each table's count
+ * is kept exact by every change of its tree (ut_tput, ut_tdel, drop).
+ * A page neither reachable nor free (none, unless a file was damaged) is
+ * counted here.  O(catalog pages), for a snapshot s or the writer (NULL:
+ * its changed entries stored first, as ut_table_next does). */
+static int default_pages(ut_txn *t, ut_snap *s, uint32_t catroot,
+			 uint64_t *out)
+{
+	ut_pager *p = t->db->pager;
+	uint64_t cat = 0, tables = 0, used;
+	uint32_t npages, nfree;
+	int rc;
+
+	if (!s && t->tables && !t->err && (rc = ut_tables_store(t)))
+		return ut_txn_change_rc(t, rc);
+	if (s) {
+		ut_pg *meta;
+
+		if ((rc = ut_pager_get_at(p, s, 0, &meta)))
+			return rc;
+		npages = s->npages;
+		nfree = ut_ld32(meta->data + UT_META_FREECOUNT);
+		ut_pager_release(p, meta);
+	} else {
+		npages = ut_pager_page_count(p);
+		nfree = ut_pager_free_count(p);
+		catroot = ut_pager_catalog_root(p);
+	}
+	if (catroot &&
+	    (rc = catalog_pages(p, s, catroot, 1, npages, &cat, &tables)))
+		return rc;
+	used = npages > (uint64_t)nfree ? npages - 1ull - nfree : 0;
+	if (used < cat + tables + 1) {
+		ut_set_errdetail("%s: %llu pages in use, but the catalog (%llu "
+				 "pages) and its tables (%llu) leave none to the "
+				 "default table", ut_pager_path(p),
+				 (unsigned long long)used,
+				 (unsigned long long)cat,
+				 (unsigned long long)tables);
+		return UT_ECORRUPT;
+	}
+	*out = used - cat - tables;
+	return UT_OK;
+}
+
 /* The default table: its name "", its key count from the header (format
- * 3) or by a walk (format 2: no count is kept); pages are not counted. */
+ * 3) or by a walk (format 2: no count is kept), its pages derived from
+ * the counts (default_pages). */
 static int default_stat(ut_txn *t, ut_table_info *info)
 {
 	ut_snap *s = ut_txn_snap(t);
@@ -421,6 +528,8 @@ static int default_stat(ut_txn *t, ut_table_info *info)
 	int rc;
 
 	memset(info, 0, sizeof(*info));
+	if ((rc = default_pages(t, s, catroot, &info->pages)))
+		return rc;
 	if (!catroot) {
 		if ((rc = count_default(t, &n)))
 			return rc;

@@ -125,8 +125,23 @@
  * Protection: UT_PROTECT_AUTO picks atomic when the data file is O_DIRECT
  * and statx reports an atomic write unit range containing 16384 (on the
  * device's fast path), else doublewrite (never unsafe; fullpage only when
- * asked by name until the three-way benchmark says when it costs less);
- * ut_stats.protect tells which, ut_protect_reason why.
+ * asked by name); ut_stats.protect tells which, ut_protect_reason why.
+ * Why doublewrite is the fallback: the one three-way figure so far (QEMU,
+ * XFS 16 KiB, throttled NVMe, durable single-key updates over data 4x the
+ * cache, the default 64 MiB checkpoint interval, a quiet host; 3 rounds,
+ * bench/RESULTS.md 2026-12-07 07:17) gave fullpage 34.1-35.3 commits/s
+ * against doublewrite's 43.3-43.7 (0.79-0.81x): nearly every commit there
+ * changes a page for the first time since the checkpoint, so it logs a
+ * 16 KiB image (10.1 KiB of log a commit against 0.2 KiB) and writes
+ * 42.3 KiB to the device against 33.7 KiB, which its fewer flushes (1.01
+ * against 1.82 a commit) do not pay for.  Full-page writes cost per page
+ * first changed in a checkpoint interval, double-write per page written
+ * back, so fullpage can only win where few distinct pages change many
+ * times between checkpoints (a small hot set, a long interval); whether
+ * and where it does is the checkpoint-interval sweep's to show
+ * (bench_durable --ckpt-sweep, vm-bench.sh --ckpt-sweep: not yet run on a
+ * quiet host).  Until a figure shows fullpage ahead on a workload AUTO can
+ * recognise, AUTO stays atomic else doublewrite; choose fullpage by name.
  *
  * Full-page images (UT_PROTECT_FULLPAGE, PostgreSQL's full_page_writes):
  * the first change to a page after each checkpoint logs the whole page
@@ -480,9 +495,11 @@ UT_API int ut_table_drop(ut_txn *t, ut_table *tbl);
  * empty root); the table and its handle remain. */
 UT_API int ut_table_clear(ut_txn *t, ut_table *tbl);
 /* The table's name and counts as t sees them.  tbl NULL: the default
- * table (name "", pages 0: not counted); its key count is kept in the
- * header from the first table's create on (format 3), and counted by a
- * walk of its tree in a database that never had a table. */
+ * table (name ""); its key count is kept in the header from the first
+ * table's create on (format 3), and counted by a walk of its tree in a
+ * database that never had a table; its pages are the pages in use less
+ * the catalog's and the named tables' (a walk of the catalog, not of the
+ * table). */
 UT_API int ut_table_stat(ut_txn *t, ut_table *tbl, ut_table_info *info);
 /* List tables in name order: the first table whose name sorts above
  * after (memcmp, then length; NULL or "" = the first table) into *info.

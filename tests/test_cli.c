@@ -682,8 +682,8 @@ static void test_tables(void **state)
 
 	run(&o, NULL, "tables", db, NULL);
 	EXPECT_STATUS(&o, 0);
-	/* the default table first, unnamed, its pages not counted */
-	assert_string_equal(o.out, "\t1\t-\nempty\t0\t1\nlogins\t1\t1\n"
+	/* the default table first, unnamed: one key in its root leaf */
+	assert_string_equal(o.out, "\t1\t1\nempty\t0\t1\nlogins\t1\t1\n"
 			    "users\t2\t1\n");
 	out_free(&o);
 	run(&o, NULL, "get", "--table", "logins", db, "k", NULL);

@@ -793,9 +793,93 @@ static void test_default_count(void **s)
 	free(path);
 }
 
+/* The default table's page count (derived: pages in use less the
+ * catalog's and the named tables'), against a named table that got the
+ * same puts and deletes in the same order, so its tree has the same shape
+ * and its catalog count is exact: equal in the write transaction, in a
+ * snapshot, after deletes, and after another table's create and drop. */
+static void test_default_pages(void **s)
+{
+	(void)s;
+	char *path = tmp_db_path("tables", "defpages");
+	ut_db *db = open_db(path);
+	static char v[300], big[40000];
+	ut_table_info d, x;
+	ut_table *tx, *ty;
+	ut_txn *t, *r;
+	char k[16];
+
+	memset(v, 'v', sizeof(v));
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_stat(t, NULL, &d), UT_OK);
+	assert_int_equal(d.pages, 1); /* format 2, an empty root leaf */
+	assert_int_equal(ut_table_open(t, "x", UT_CREATE, &tx), UT_OK);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(k, sizeof(k), "k%05d", (i * 7919) % 3000);
+		assert_int_equal(ut_tput(t, NULL, k, strlen(k), v, sizeof(v)), UT_OK);
+		assert_int_equal(ut_tput(t, tx, k, strlen(k), v, sizeof(v)), UT_OK);
+	}
+	assert_int_equal(ut_tput(t, NULL, "big", 3, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_tput(t, tx, "big", 3, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_table_stat(t, NULL, &d), UT_OK);
+	assert_int_equal(ut_table_stat(t, tx, &x), UT_OK);
+	print_message("default %llu pages, x %llu\n", (unsigned long long)d.pages,
+		      (unsigned long long)x.pages);
+	assert_true(x.pages > 60);
+	assert_int_equal(d.pages, x.pages);
+	assert_int_equal(ut_commit(t), UT_OK);
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "x", 0, &tx), UT_OK);
+	for (int i = 0; i < 3000; i += 3) {
+		snprintf(k, sizeof(k), "k%05d", i);
+		assert_int_equal(ut_tdel(t, NULL, k, strlen(k)), UT_OK);
+		assert_int_equal(ut_tdel(t, tx, k, strlen(k)), UT_OK);
+	}
+	assert_int_equal(ut_tdel(t, NULL, "big", 3), UT_OK);
+	assert_int_equal(ut_tdel(t, tx, "big", 3), UT_OK);
+	assert_int_equal(ut_table_open(t, "y", UT_CREATE, &ty), UT_OK);
+	assert_int_equal(ut_tput(t, ty, "big", 3, big, sizeof(big)), UT_OK);
+	assert_int_equal(ut_table_stat(t, NULL, &d), UT_OK);
+	assert_int_equal(ut_table_stat(t, tx, &x), UT_OK);
+	assert_int_equal(d.pages, x.pages);
+	assert_int_equal(ut_commit(t), UT_OK);
+	/* the snapshot still sees the tables before the deletes */
+	{
+		ut_table *rx;
+		ut_table_info rd, rxi;
+
+		assert_int_equal(ut_table_open(r, "x", 0, &rx), UT_OK);
+		assert_int_equal(ut_table_stat(r, NULL, &rd), UT_OK);
+		assert_int_equal(ut_table_stat(r, rx, &rxi), UT_OK);
+		assert_int_equal(rd.pages, rxi.pages);
+		assert_true(rd.pages > d.pages);
+	}
+	ut_abort(r);
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "y", 0, &ty), UT_OK);
+	assert_int_equal(ut_table_drop(t, ty), UT_OK);
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &r), UT_OK);
+	assert_int_equal(ut_table_open(r, "x", 0, &tx), UT_OK);
+	assert_int_equal(ut_table_stat(r, NULL, &d), UT_OK);
+	assert_int_equal(ut_table_stat(r, tx, &x), UT_OK);
+	assert_int_equal(d.pages, x.pages);
+	ut_abort(r);
+	check_clean(db);
+	assert_int_equal(ut_close(db), UT_OK);
+	remove_db_files(path);
+	free(path);
+}
+
 /* Crafted free-list trunks (format 3, pager.h): an entry naming a page
  * beyond the file is refused by the allocation that would take it; an
- * entry naming a page of a live tree, by ut_check (reached twice); a
+ * entry naming a page of a live tree, by ut_check (reached twice) and,
+ * once the handle is opened again, by the allocation (freecheck.c: an
+ * edit made through an open handle, as here, is past its check); a
  * trunk claiming more entries than a page holds, by the page check. */
 static void test_free_list_crafted(void **s)
 {
@@ -863,6 +947,20 @@ static void test_free_list_crafted(void **s)
 	assert_int_equal(ut_page_check(trunk->data, head, "x"), UT_ECORRUPT);
 	assert_non_null(strstr(ut_errdetail(), "free-list page lists"));
 	ut_pager_release(p, trunk);
+	ut_abort(t);
+	assert_int_equal(ut_close(db), UT_OK);
+
+	/* opened again: the allocation that would take kept's root refuses */
+	db = open_db(path);
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "kept", 0, &tb), UT_OK);
+	assert_int_equal(ut_tput(t, tb, "big", 3, big, sizeof(big)), UT_ECORRUPT);
+	print_message("reopened: %s\n", ut_errdetail());
+	assert_non_null(strstr(ut_errdetail(), "table \"kept\" uses it"));
+	ut_abort(t);
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	assert_int_equal(ut_table_open(t, "kept", 0, &tb), UT_OK);
+	assert_true(has(t, tb, "k", "v"));
 	ut_abort(t);
 	(void)ut_close(db);
 	remove_db_files(path);
@@ -1213,6 +1311,7 @@ int main(void)
 		cmocka_unit_test(test_drop_cheap),
 		cmocka_unit_test(test_drop_shared_chain),
 		cmocka_unit_test(test_default_count),
+		cmocka_unit_test(test_default_pages),
 		cmocka_unit_test(test_free_list_crafted),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_crafted_entries),

@@ -13,6 +13,11 @@
  * frees and reallocations (pages rewritten whole), and the whole
  * database checked against an oracle after every commit and after a
  * reopen (the log replayed from what the copies held).
+ *
+ * The planted bug (ut_pager_sabotage_shadow: a refreshed copy misses the
+ * lowest block the last commit changed) must be caught: by the full-copy
+ * check of a UT_DEBUG_COPY build (Debug, sanitizers), which aborts, or
+ * else by the oracle -- in a child process, so the abort is observed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +28,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "helper_fs.h"
+#include "pager.h" /* ut_pager_sabotage_shadow */
 #include "untorn.h"
 
 #define NKEYS 120   /* 120 x ~130 bytes: one leaf */
@@ -201,11 +211,97 @@ static void test_pages_rewritten_whole(void **state)
 	free(path);
 }
 
+/* The child of test_planted_stale_block: updates one key after another
+ * in one leaf, each commit changing another block of it, every value read
+ * back after its commit.  Exit 0: all read back right; 3: a wrong value
+ * (the stale block reached the data); 2: an engine error. */
+static int stale_block_child(const char *path)
+{
+	ut_db *db;
+	ut_options o;
+
+	memset(present, 0, sizeof(present));
+	ut_options_default(&o);
+	o.sync = 0;
+	o.create = 1;
+	o.protect = UT_PROTECT_UNSAFE;
+	if (ut_open(path, &o, &db))
+		return 2;
+	for (unsigned step = 0; step < 4 * NKEYS; step++) {
+		int i = (int)((step * 37u) % NKEYS);
+		unsigned char v[VLEN];
+		char k[16];
+		const void *got;
+		size_t gl;
+		ut_txn *t;
+
+		key_of(i, k);
+		val_of(i, step, v);
+		if (ut_begin(db, 0, &t) || ut_put(t, k, strlen(k), v, VLEN) ||
+		    ut_commit(t))
+			return 2;
+		memcpy(oracle[i], v, VLEN);
+		present[i] = 1;
+		if (step == NKEYS) /* every page has a shadow now: sabotage */
+			ut_pager_sabotage_shadow = 1;
+		if (ut_begin(db, UT_RDONLY, &t))
+			return 2;
+		for (int j = 0; j < NKEYS; j++) {
+			int rc;
+
+			if (!present[j])
+				continue;
+			key_of(j, k);
+			rc = ut_get_ref(t, k, strlen(k), &got, &gl);
+			if (rc == UT_ECORRUPT || (rc == UT_OK && (gl != VLEN ||
+			    memcmp(got, oracle[j], VLEN)))) {
+				ut_abort(t);
+				return 3;
+			}
+			if (rc)
+				return 2;
+		}
+		ut_abort(t);
+	}
+	ut_close(db);
+	return 0;
+}
+
+/* The planted bug is caught: with the full-copy check compiled in, the
+ * child aborts at the first stale copy, before any commit carries it;
+ * without it, the oracle sees the stale block. */
+static void test_planted_stale_block(void **state)
+{
+	char *path = tmp_db_path("wcopy", "planted");
+	pid_t pid;
+	int st;
+
+	(void)state;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(stale_block_child(path));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	print_message("child: %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
+		      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+#if defined(UT_DEBUG_COPY) || !defined(NDEBUG) /* as journal.c decides */
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+#else
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+#endif
+	remove_db_files(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_follow_commits),
 		cmocka_unit_test(test_pages_rewritten_whole),
+		cmocka_unit_test(test_planted_stale_block),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1178,13 +1178,13 @@ static int cmd_tables(int argc, char **argv, long batch)
 		return ex;
 	if ((rc = ut_begin(db, UT_RDONLY, &t)))
 		return close_db(db, argv[0], fail_rc(rc, argv[0]));
-	/* the default table first: no name (names have 1..255 bytes), its
-	 * key count, its pages not counted */
+	/* the default table first: no name (names have 1..255 bytes) */
 	if ((rc = ut_table_stat(t, NULL, &ti))) {
 		ut_abort(t);
 		return close_db(db, argv[0], fail_rc(rc, argv[0]));
 	}
-	printf("\t%llu\t-\n", (unsigned long long)ti.keys);
+	printf("\t%llu\t%llu\n", (unsigned long long)ti.keys,
+	       (unsigned long long)ti.pages);
 	for (rc = ut_table_next(t, NULL, &ti); rc == UT_OK;
 	     rc = ut_table_next(t, ti.name, &ti)) {
 		put_escaped(stdout, (const unsigned char *)ti.name, strlen(ti.name));
@@ -1405,7 +1405,7 @@ static const struct cmd cmds[] = {
 	  "usage: untorn tables DB\n"
 	  "List the named tables of DB in name order, one NAME<TAB>KEYS<TAB>PAGES\n"
 	  "line each (NAME escaped as scan's keys; counts from the catalog, no\n"
-	  "scan).  The default table is not listed.\n" },
+	  "scan), after the default table's line, whose NAME is empty.\n" },
 	{ "stats", 1, 1, cmd_stats,
 	  "usage: untorn stats DB\n"
 	  "Open DB and print its ut_stats fields as NAME<TAB>VALUE lines.\n" },
