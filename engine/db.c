@@ -286,6 +286,8 @@ int ut_open(const char *path, const ut_options *o, ut_db **out)
 	return ut_db_open_vfs(ut_vfs_posix(), path, o, out);
 }
 
+static void rtxn_free(ut_txn *t);
+
 int ut_close(ut_db *db)
 {
 	int rc, rc2, open;
@@ -303,7 +305,7 @@ int ut_close(ut_db *db)
 	}
 	ut_tables_free(db);
 	for (unsigned i = 0; i < RTXN_CACHE; i++)
-		free(db->rcache[i].t);
+		rtxn_free(db->rcache[i].t);
 	rc = ut_pager_close(db->pager); /* final checkpoint, header clean */
 	rc2 = ut_log_close(db->log);
 	if (rc == UT_OK)
@@ -345,8 +347,21 @@ static ut_txn *rtxn_get(ut_db *db)
 	return calloc(1, sizeof(ut_txn));
 }
 
-/* t, a read transaction that ended (fields reset), kept for reuse or
- * freed. */
+/* A kept read transaction's held list and pin set stay with it up to
+ * this many entries. */
+#define RTXN_KEEP_HELD 1024u
+
+static void rtxn_free(ut_txn *t)
+{
+	if (t) {
+		free(t->held);
+		free(t->pinset);
+		free(t);
+	}
+}
+
+/* t, a read transaction that ended (fields reset but its empty held
+ * list and pin set), kept for reuse or freed. */
 static void rtxn_put(ut_db *db, ut_txn *t)
 {
 	unsigned h = rcache_start();
@@ -360,7 +375,7 @@ static void rtxn_put(ut_db *db, ut_txn *t)
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
 	}
-	free(t);
+	rtxn_free(t);
 }
 
 int ut_begin(ut_db *db, unsigned flags, ut_txn **out)
@@ -419,18 +434,38 @@ static void txn_release(ut_txn *t)
 		ut_pager_release(db->pager, t->held[i].pin);
 		free(t->held[i].owned);
 	}
-	free(t->held);
-	free(t->pinset);
 	ut_tables_release(t);
 	if (t->rdonly) {
+		struct held *held = t->held;
+		ut_pg **pinset = t->pinset;
+		size_t capheld = t->capheld, pincap = t->pincap;
+
 		ut_pager_snap_end(db->pager, &t->snap);
+		/* the held list and pin set stay for the next read
+		 * transaction (a 100-get one grew them four times), emptied,
+		 * unless they grew large */
+		if (capheld > RTXN_KEEP_HELD) {
+			free(held);
+			free(pinset);
+			held = NULL;
+			pinset = NULL;
+			capheld = pincap = 0;
+		} else if (t->nheld) {
+			memset(pinset, 0, pincap * sizeof(*pinset));
+		}
 		/* as calloc made it, but the snapshot (rewritten by the
-		 * next begin; its memo left empty by snap_end) */
+		 * next begin; its memo left empty by snap_end) and those */
 		memset(t, 0, offsetof(ut_txn, snap));
 		memset((char *)t + offsetof(ut_txn, held), 0,
 		       sizeof(*t) - offsetof(ut_txn, held));
+		t->held = held;
+		t->capheld = capheld;
+		t->pinset = pinset;
+		t->pincap = pincap;
 		rtxn_put(db, t);
 	} else {
+		free(t->held);
+		free(t->pinset);
 		pthread_mutex_unlock(&db->writer);
 		free(t);
 	}

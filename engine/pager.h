@@ -292,7 +292,7 @@ typedef struct ut_snap {
 	uint32_t root, npages; /* the header's root and page count then */
 	uint32_t catroot;      /* and its catalog root (0: no tables) */
 	uint64_t defkeys;      /* and its default-table key count (format 3) */
-	int64_t began_ms;      /* CLOCK_MONOTONIC, for the too-old detail */
+	int64_t began_ms;      /* CLOCK_MONOTONIC_COARSE, for the too-old detail */
 	/* Its reader slot (version.c), or -1: registered in grp under the
 	 * pool mutex (every slot was taken). */
 	int slot;
@@ -305,6 +305,7 @@ typedef struct ut_snap {
 	 * (UT_PG_HELD) without a pin, a lock or a shared write. */
 	uint32_t memo_key[UT_SNAP_MEMO];
 	unsigned nmemo;
+	uint8_t memo_used[UT_SNAP_MEMO_MAX]; /* the slots taken, in order */
 	ut_pg memo[UT_SNAP_MEMO];
 	struct pver *memo_v[UT_SNAP_MEMO];
 } ut_snap;

@@ -598,7 +598,7 @@ static ut_pg *memo_keep(ut_pager *p, ut_snap *s, struct pver *v)
 	s->memo[i].data = v->pg.data;
 	s->memo[i].pgno = v->pg.pgno;
 	s->memo[i].snap = UT_PG_HELD;
-	s->nmemo++;
+	s->memo_used[s->nmemo++] = (uint8_t)i;
 #ifdef UT_PLANT_MEMO_NOPIN
 	/* planted bug (tests): the memo holds v without a pin */
 	ut_pager_release(p, &v->pg);
@@ -612,9 +612,10 @@ static ut_pg *memo_keep(ut_pager *p, ut_snap *s, struct pver *v)
 void pager_memo_release(ut_pager *p, ut_snap *s)
 {
 	(void)p; /* unused with the planted bug */
-	for (unsigned i = 0; i < UT_SNAP_MEMO && s->nmemo; i++) {
-		if (!s->memo_key[i])
-			continue;
+	while (s->nmemo) {
+		unsigned i = s->memo_used[--s->nmemo];
+
+		assert(s->memo_key[i]);
 		/* held since it was found: the pin kept it alive */
 		assert(__atomic_load_n(&s->memo_v[i]->refs, __ATOMIC_RELAXED) > 0);
 		assert(s->memo_v[i]->pg.data == s->memo[i].data);
@@ -622,9 +623,7 @@ void pager_memo_release(ut_pager *p, ut_snap *s)
 		ut_pager_release(p, &s->memo_v[i]->pg);
 #endif
 		s->memo_key[i] = 0;
-		s->nmemo--;
 	}
-	assert(!s->nmemo);
 }
 
 /* The frame of pgno, pinned (loaded on a miss).  p->mu held. */

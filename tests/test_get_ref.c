@@ -84,10 +84,53 @@ static void test_pins_bounded_values_valid(void **s)
 	ut_simdisk_free(d);
 }
 
+/* A read transaction's object is reused by the next one (db.c), with its
+ * held list and pin set emptied: the next transaction pins the pages it
+ * reads again (a stale pin set would take them for held and drop the
+ * pin, leaving its values unpinned). */
+static void test_reused_txn_pins_again(void **s)
+{
+	ut_simdisk *d = ut_simdisk_new();
+	ut_db *db = open_db(d);
+	char k[16], v[200];
+	ut_txn *t;
+
+	(void)s;
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i++) {
+		key_of(i, k, sizeof(k));
+		memset(v, 'a' + i % 26, sizeof(v));
+		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	for (int round = 0; round < 3; round++) {
+		size_t first;
+
+		assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+		assert_int_equal(t->nheld, 0);
+		for (int i = 0; i < NKEYS; i++) {
+			const void *val;
+			size_t vl;
+
+			key_of(i, k, sizeof(k));
+			assert_int_equal(ut_get_ref(t, k, strlen(k), &val, &vl), UT_OK);
+			assert_int_equal(((const uint8_t *)val)[0], 'a' + i % 26);
+			if (i == 0)
+				assert_int_equal(t->nheld, 1); /* pinned, not taken for held */
+		}
+		first = t->nheld;
+		assert_true(first >= 2);
+		ut_abort(t);
+	}
+	assert_int_equal(ut_close(db), UT_OK);
+	ut_simdisk_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pins_bounded_values_valid),
+		cmocka_unit_test(test_reused_txn_pins_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,12 @@ AID=${2:?aid}
 # untorn.shutdown_only=FS runs nothing but those rounds on FS (a loop to
 # measure how often an acknowledged write is lost).
 # untorn.fsx_ops=N: operations of stress_tests --fsx (default 400).
+# untorn.mixsd_rounds=N: rounds of race_tests --mixed-shutdown-* per
+# filesystem (default 2); untorn.mixsd_only=FS runs nothing but those.
 RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0 SD_ROUNDS=1 SD_HOGS=0 SD_APPENDERS=0 SD_ONLY="" FSX_OPS=400
+# untorn.bench_prealloc=FS runs nothing but prealloc_bench on FS (a
+# measurement, see prealloc_bench.c; untorn.bench_args="..." passes options).
+MIX_ROUNDS=2 MIX_ONLY="" BENCH_FS="" BENCH_ARGS=""
 for w in $(cat /proc/cmdline); do
 	case $w in
 	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
@@ -22,6 +27,10 @@ for w in $(cat /proc/cmdline); do
 	untorn.shutdown_appenders=*) SD_APPENDERS=${w#untorn.shutdown_appenders=} ;;
 	untorn.shutdown_only=*) SD_ONLY=${w#untorn.shutdown_only=}; RACE_ONLY=1 ;;
 	untorn.fsx_ops=*) FSX_OPS=${w#untorn.fsx_ops=} ;;
+	untorn.mixsd_rounds=*) MIX_ROUNDS=${w#untorn.mixsd_rounds=} ;;
+	untorn.mixsd_only=*) MIX_ONLY=${w#untorn.mixsd_only=}; RACE_ONLY=1 ;;
+	untorn.bench_prealloc=*) BENCH_FS=${w#untorn.bench_prealloc=}; RACE_ONLY=1 ;;
+	untorn.bench_args=*) BENCH_ARGS=$(echo "${w#untorn.bench_args=}" | tr '+' ' ') ;;
 	esac
 done
 echo "env.kernel: INFO got=$(uname -r)"
@@ -203,9 +212,35 @@ race_test() {  # race_test NAME FSTYPE [OPTS]
 	/bin/race_tests --eof-shutdown-write "$name:/mnt/$name" || rc=1
 	remount "$name" "$fstype" "$opts" "$d" || return 0
 	/bin/race_tests --eof-shutdown-verify "$name:/mnt/$name" || rc=1
+	mixed_shutdown "$name" "$fstype" "$opts" "$d"
 	echo "race.$name.shutdown_seconds: INFO got=$(( $(date +%s) - s ))"
 }
-if [ -z "$SD_ONLY" ]; then
+# Mixed units converted by atomic writers while the filesystem is shut
+# down (race_tests --mixed-shutdown-*): round r shuts down after 0.1-0.4 s.
+mixed_shutdown() {  # mixed_shutdown NAME FSTYPE OPTS DEV
+	r=0 torn=0
+	while [ $r -lt "$MIX_ROUNDS" ]; do
+		/bin/race_tests --mixed-shutdown-write "$1.mix$r:/mnt/$1" \
+			--delay-us $((100000 + (r * 7919 % 1000) * 300)) || rc=1
+		remount "$1" "$2" "$3" "$4" || return 0
+		/bin/race_tests --mixed-shutdown-verify "$1.mix$r:/mnt/$1" >/tmp/mix.out || rc=1
+		cat /tmp/mix.out
+		grep -q '\.torn: FAIL' /tmp/mix.out && torn=$((torn + 1))
+		r=$((r + 1))
+	done
+	echo "mixed_shutdown.$1.rounds_torn: INFO got=$torn/$MIX_ROUNDS"
+}
+if [ -n "$MIX_ONLY" ]; then
+	case $MIX_ONLY in
+	xfsrt) [ -n "${rtd:-}" ] && d=$(dev_of xfsrt) && mixed_shutdown xfsrt xfs "rtdev=/dev/$rtd" "$d" ;;
+	*) d=$(dev_of "$MIX_ONLY") && mixed_shutdown "$MIX_ONLY" ext4 "" "$d" ;;
+	esac
+fi
+if [ -n "$BENCH_FS" ]; then
+	grep -q " /mnt/$BENCH_FS " /proc/mounts &&
+		/bin/prealloc_bench $BENCH_ARGS "$BENCH_FS:/mnt/$BENCH_FS" || rc=1
+fi
+if [ -z "$SD_ONLY" ] && [ -z "$MIX_ONLY" ] && [ -z "$BENCH_FS" ]; then
 	[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
 	race_test ext4bigalloc ext4
 fi

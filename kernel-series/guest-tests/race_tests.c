@@ -25,6 +25,12 @@
  *       racers are done) as its own data or as that of the atomic write
  *       that succeeded after it, never zeroes; a unit written by a
  *       successful atomic write holds it whole.
+ *        aio_efault:    (one thread, no barrier) a plain 4 KiB write into
+ *                       the unwritten part submitted with io_submit, so
+ *                       that it is still in flight, holding no inode lock,
+ *                       when a failing atomic write (as above) converts
+ *                       the unit; the plain write, reaped and fdatasync'd,
+ *                       must read back as its data.
  *   --race-shutdown-write TAG:MNT, then --race-shutdown-verify TAG:MNT
  *       after a remount: one "plain" race in which the plain writer shuts
  *       the filesystem down (FS_IOC_GOINGDOWN, no log flush) right after
@@ -39,6 +45,18 @@
  *       then a shutdown without log flush.  Each atomic write must succeed
  *       (as upstream 6.16 accepts it) and after recovery each file must
  *       show a state it had: never new data under a size that cuts it.
+ *   --mixed-shutdown-write TAG:MNT [--delay-us D], then
+ *   --mixed-shutdown-verify TAG:MNT after a remount
+ *       MIX_WRITERS threads, each with a file of its own, turn unit after
+ *       unit into a mixed unit (fallocate, 4 KiB written, fdatasync) and
+ *       write it with a 16 KiB RWF_ATOMIC write (no RWF_DSYNC), so that
+ *       most of the time some writer is inside the conversion's commit;
+ *       the filesystem is shut down (no log flush) D microseconds in.
+ *       After recovery every unit must be whole: the atomic write, the
+ *       mixed unit it started from, or never touched.  A unit that holds
+ *       the atomic write's data in its written block and zeroes in the
+ *       converted ones is torn: the write went in place on a conversion
+ *       the shutdown had discarded.
  *   --probe TAG:MNT
  *       exit 0 if 16 KiB atomic writes work on MNT, 3 if not (no output).
  * Phase-one state for the verify step lives in /tmp/race-<TAG>.state.
@@ -57,7 +75,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/aio_abi.h>
 #include <linux/fs.h>
+#include <sys/syscall.h>
 
 #include "ut_atomic_compat.h" /* io/: the one place for the uapi bits */
 #include "guest_common.h"
@@ -398,6 +418,94 @@ static void race_scenario(const char *tag, const char *mnt, int scenario, unsign
 	munmap(r.abuf_fail, UNIT);
 }
 
+/*
+ * aio_efault: the conversion of a mixed unit must wait for direct I/O in
+ * flight (ext4: inode_dio_wait(); XFS: the exclusive IOLOCK's drain).  An
+ * exclusive inode lock alone does not wait for it: an asynchronous direct
+ * write drops the lock once submitted.  If the conversion zeroes the
+ * plain write's block after that write reached the disk, and the atomic
+ * write then fails (EFAULT after mapping), the acknowledged block is zero.
+ */
+static void race_aio(const char *tag, const char *mnt, unsigned int iters)
+{
+	unsigned int lost = 0, bad_other = 0, bad_ack = 0, setup = 0;
+	char path[256], name[160], got[96], first_bad[32] = "";
+	unsigned char *rb = abuf(BLK, 0);
+	struct iocb cb, *cbs[1] = { &cb };
+	aio_context_t ctx = 0;
+	struct io_event ev;
+	struct race r;
+
+	memset(&r, 0, sizeof(r));
+	r.scenario = PLAIN_EFAULT;
+	r.abuf_ok = unit_buf(0);
+	r.abuf_fail = unit_buf(1);
+	r.blk = abuf(BLK, 0);
+	snprintf(name, sizeof(name), "race.%s.aio_efault.setup", tag);
+	snprintf(path, sizeof(path), "%s/race-aio.dat", mnt);
+	r.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	if (r.fd < 0 || ftruncate(r.fd, (off_t)(iters + 1) * UNIT) ||
+	    syscall(SYS_io_setup, 1, &ctx) < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	for (r.iter = 0; r.iter < iters; r.iter++) {
+		long long res;
+		long n;
+		int err;
+
+		r.off = (off_t)r.iter * UNIT;
+		set_buffers(&r);
+		if (!prepare_unit(&r, 0)) {
+			setup++;
+			continue;
+		}
+		memset(&cb, 0, sizeof(cb));
+		cb.aio_fildes = r.fd;
+		cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+		cb.aio_buf = (unsigned long)r.blk;
+		cb.aio_nbytes = BLK;
+		cb.aio_offset = r.off + 2 * BLK;
+		if (syscall(SYS_io_submit, ctx, 1, cbs) != 1) {
+			setup++;
+			continue;
+		}
+		err = atomic_write(r.fd, r.abuf_fail, r.off, 0) == UNIT ? 0 : errno;
+		if (err != EFAULT && !bad_other++)
+			snprintf(first_bad, sizeof(first_bad), "%s", err ? errname(err) : "ok");
+		do	/* a signal may interrupt the wait, not the write */
+			n = syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL);
+		while (n < 0 && errno == EINTR);
+		res = n == 1 ? (long long)ev.res : -1;
+		if (res != BLK || fdatasync(r.fd)) {
+			bad_ack++;
+			continue;
+		}
+		if (pread(r.fd, rb, BLK, r.off + 2 * BLK) != BLK ||
+		    !holds(rb, BLK, T_PLAIN, r.iter, 2))
+			lost++;
+	}
+	syscall(SYS_io_destroy, ctx);
+	check(name, setup ? "failed" : "ok", "ok");
+	snprintf(name, sizeof(name), "race.%s.aio_efault.other_writer", tag);
+	if (bad_other)
+		snprintf(got, sizeof(got), "%u_unexpected(first:%s)", bad_other, first_bad);
+	else
+		snprintf(got, sizeof(got), "all_EFAULT");
+	check(name, got, "all_EFAULT");
+	snprintf(name, sizeof(name), "race.%s.aio_efault.acked_writes", tag);
+	checku(name, bad_ack, 0);
+	snprintf(name, sizeof(name), "race.%s.aio_efault.lost", tag);
+	snprintf(got, sizeof(got), "%u/%u", lost, iters);
+	snprintf(path, sizeof(path), "0/%u", iters);
+	check(name, got, path);
+	close(r.fd);
+	free(rb);
+	free(r.blk);
+	munmap(r.abuf_ok, UNIT);
+	munmap(r.abuf_fail, UNIT);
+}
+
 static void race_checks(const char *tag, const char *mnt, unsigned int iters)
 {
 	char name[96];
@@ -410,6 +518,7 @@ static void race_checks(const char *tag, const char *mnt, unsigned int iters)
 	}
 	for (s = 0; s < N_SCENARIOS; s++)
 		race_scenario(tag, mnt, s, iters);
+	race_aio(tag, mnt, iters);
 }
 
 /* ------------------------------------------------ race, then shutdown */
@@ -690,6 +799,198 @@ static void eof_shutdown_verify(const char *tag, const char *mnt)
 	check(name, !strncmp(s, "old", 3) || !strcmp(s, "new") ? "yes" : s, "yes");
 }
 
+/* ------------------------------------- mixed units, shutdown mid-commit */
+
+#define MIX_WRITERS 3
+#define MIX_UNITS 1024		/* per writer file: 16 MiB, more than a round needs */
+#define MIX_DELAY_US 250000
+
+struct mix_writer {
+	int fd;
+	unsigned int id;
+	volatile int *stop;
+	unsigned int started;		/* units begun (prepared or being prepared) */
+	unsigned int atomic_ok, atomic_err;
+	int first_err;
+};
+
+/* The tag of writer w's unit k: fill()'s iteration number. */
+static unsigned int mix_iter(unsigned int w, unsigned int k)
+{
+	return (w << 16) | k;
+}
+
+static void *mix_writer_thread(void *arg)
+{
+	struct mix_writer *m = arg;
+	unsigned char *old = abuf(BLK, 0), *buf = unit_buf(0);
+	unsigned int k;
+
+	for (k = 0; k < MIX_UNITS && !*m->stop; k++) {
+		off_t off = (off_t)k * UNIT;
+
+		m->started = k + 1;
+		fill(old, BLK, T_OLD, mix_iter(m->id, k), 0);
+		fill(buf, UNIT, T_ATOMIC, mix_iter(m->id, k), 0);
+		/* block 0 written and committed, blocks 1-3 unwritten */
+		if (fallocate(m->fd, FALLOC_FL_KEEP_SIZE, off, UNIT) ||
+		    pwrite(m->fd, old, BLK, off) != BLK || fdatasync(m->fd))
+			break;
+		if (atomic_write(m->fd, buf, off, 0) == UNIT) {
+			m->atomic_ok++;
+		} else {
+			if (!m->atomic_err++)
+				m->first_err = errno;
+			break;
+		}
+	}
+	free(old);
+	munmap(buf, UNIT);
+	return NULL;
+}
+
+static void mix_path(char *buf, size_t len, const char *mnt, unsigned int w)
+{
+	snprintf(buf, len, "%s/mixsd-%u.dat", mnt, w);
+}
+
+static void mixed_shutdown_write(const char *tag, const char *mnt, unsigned int delay_us)
+{
+	struct mix_writer m[MIX_WRITERS];
+	pthread_t tid[MIX_WRITERS];
+	volatile int stop = 0;
+	__u32 how = GOINGDOWN_NOLOGFLUSH;
+	unsigned int w, units = 0, ok = 0, err = 0;
+	char path[256], name[160];
+	int started = 0, sd;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "mixed_shutdown.%s", tag);
+	if (!atomic16k_supported(mnt)) {
+		skip(name, "no_16k_atomic_unit");
+		return;
+	}
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.setup", tag);
+	memset(m, 0, sizeof(m));
+	for (w = 0; w < MIX_WRITERS; w++) {
+		mix_path(path, sizeof(path), mnt, w);
+		m[w].fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+		m[w].id = w;
+		m[w].stop = &stop;
+		if (m[w].fd < 0 || ftruncate(m[w].fd, (off_t)MIX_UNITS * UNIT) ||
+		    fsync(m[w].fd)) {
+			check(name, errname(errno), "ok");
+			return;
+		}
+	}
+	for (w = 0; w < MIX_WRITERS; w++)
+		started += !pthread_create(&tid[w], NULL, mix_writer_thread, &m[w]);
+	check(name, started == MIX_WRITERS ? "ok" : "pthread_create_failed", "ok");
+	usleep(delay_us);
+	sd = ioctl(m[0].fd, FS_IOC_GOINGDOWN, &how);
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.shutdown", tag);
+	check(name, sd ? errname(errno) : "ok", "ok");
+	stop = 1;
+	for (w = 0; w < (unsigned int)started; w++)
+		pthread_join(tid[w], NULL);
+	for (w = 0; w < MIX_WRITERS; w++) {
+		units += m[w].started;
+		ok += m[w].atomic_ok;
+		err += m[w].atomic_err;
+		close(m[w].fd);
+	}
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.atomic_writes", tag);
+	info(name, "ok=%u,failed=%u,units=%u", ok, err, units);
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "w");
+	if (f) {
+		for (w = 0; w < MIX_WRITERS; w++)
+			fprintf(f, "%u\n", m[w].started);
+		fclose(f);
+	}
+}
+
+/*
+ * A unit after recovery: 'A' the atomic write whole, 'O' the mixed unit it
+ * started from, 'Z' zeroes (not prepared, or its block 0 write lost), or
+ * NULL if torn; blocks gets what each block holds (unit_blocks()).
+ */
+static char mix_judge(unsigned int w, unsigned int k, const unsigned char *u, char *blocks)
+{
+	struct race r;
+
+	memset(&r, 0, sizeof(r));
+	r.iter = mix_iter(w, k);
+	snprintf(blocks, 8, "%s", unit_blocks(&r, u));
+	if (!strcmp(blocks, "AAAA"))
+		return 'A';
+	if (!strcmp(blocks, "OZZZ"))
+		return 'O';
+	if (!strcmp(blocks, "ZZZZ"))
+		return 'Z';
+	return 0;
+}
+
+static void mixed_shutdown_verify(const char *tag, const char *mnt)
+{
+	unsigned int started[MIX_WRITERS], w, k, n[3] = { 0, 0, 0 }, torn = 0;
+	char path[256], name[160], blocks[8], first[64] = "none";
+	unsigned char *u = abuf(UNIT, 0);
+	FILE *f;
+	int fd;
+
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.after_recovery", tag);
+	state_path(path, sizeof(path), tag);
+	f = fopen(path, "r");
+	if (!f) {
+		skip(name, "no_state");
+		return;
+	}
+	for (w = 0; w < MIX_WRITERS; w++) {
+		if (fscanf(f, "%u", &started[w]) != 1) {
+			fclose(f);
+			check(name, "bad_state", "ok");
+			return;
+		}
+	}
+	fclose(f);
+	for (w = 0; w < MIX_WRITERS; w++) {
+		mix_path(path, sizeof(path), mnt, w);
+		fd = open(path, O_RDONLY | O_DIRECT);
+		if (fd < 0) {
+			check(name, errname(errno), "ok");
+			return;
+		}
+		for (k = 0; k < started[w]; k++) {
+			char c;
+
+			if (pread(fd, u, UNIT, (off_t)k * UNIT) != UNIT) {
+				check(name, errname(errno), "ok");
+				close(fd);
+				return;
+			}
+			c = mix_judge(w, k, u, blocks);
+			if (c == 'A')
+				n[0]++;
+			else if (c == 'O')
+				n[1]++;
+			else if (c == 'Z')
+				n[2]++;
+			else if (!torn++)
+				snprintf(first, sizeof(first), "w%u.u%u:%s", w, k, blocks);
+		}
+		close(fd);
+	}
+	free(u);
+	check(name, "ok", "ok");
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.units", tag);
+	info(name, "atomic=%u,mixed=%u,zero=%u,torn=%u", n[0], n[1], n[2], torn);
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.torn", tag);
+	checku(name, torn, 0);
+	snprintf(name, sizeof(name), "mixed_shutdown.%s.first_torn", tag);
+	info(name, "%s", first);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void usage(void)
@@ -698,6 +999,8 @@ static void usage(void)
 		"usage: race_tests --race TAG:MNT [--iters N]\n"
 		"       race_tests --race-shutdown-write TAG:MNT | --race-shutdown-verify TAG:MNT\n"
 		"       race_tests --eof-shutdown-write TAG:MNT | --eof-shutdown-verify TAG:MNT\n"
+		"       race_tests --mixed-shutdown-write TAG:MNT [--delay-us D] |\n"
+		"                  --mixed-shutdown-verify TAG:MNT\n"
 		"       race_tests --probe TAG:MNT\n");
 	exit(2);
 }
@@ -711,10 +1014,13 @@ int main(int argc, char **argv)
 		{ "race-shutdown-verify", required_argument, 0, 'v' },
 		{ "eof-shutdown-write", required_argument, 0, 'W' },
 		{ "eof-shutdown-verify", required_argument, 0, 'V' },
+		{ "mixed-shutdown-write", required_argument, 0, 'm' },
+		{ "mixed-shutdown-verify", required_argument, 0, 'M' },
+		{ "delay-us", required_argument, 0, 'd' },
 		{ "probe", required_argument, 0, 'p' },
 		{ 0, 0, 0, 0 },
 	};
-	unsigned int iters = 300;
+	unsigned int iters = 300, delay_us = MIX_DELAY_US;
 	char *arg = NULL, *mnt;
 	int mode = 0, c;
 
@@ -724,7 +1030,10 @@ int main(int argc, char **argv)
 		case 'n':
 			iters = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
-		case 'r': case 'w': case 'v': case 'W': case 'V': case 'p':
+		case 'd':
+			delay_us = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'r': case 'w': case 'v': case 'W': case 'V': case 'p': case 'm': case 'M':
 			mode = c;
 			arg = optarg;
 			break;
@@ -743,6 +1052,8 @@ int main(int argc, char **argv)
 	case 'v': race_shutdown_verify(arg, mnt); break;
 	case 'W': eof_shutdown_write(arg, mnt); break;
 	case 'V': eof_shutdown_verify(arg, mnt); break;
+	case 'm': mixed_shutdown_write(arg, mnt, delay_us); break;
+	case 'M': mixed_shutdown_verify(arg, mnt); break;
 	}
 	printf("race_tests: done pass=%d fail=%d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

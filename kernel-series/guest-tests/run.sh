@@ -20,7 +20,11 @@
 #      test N times per filesystem, with N CPU hogs, with N more atomic
 #      writers appending to files of their own), SHUTDOWN_ONLY=FS (only those rounds, on
 #      FS: a loop that measures how often an acknowledged write is lost),
-#      FSX_OPS=N (operations of the fsx-style stress run, default 400).
+#      FSX_OPS=N (operations of the fsx-style stress run, default 400),
+#      MIXSD_ROUNDS=N / MIXSD_ONLY=FS (rounds of the mixed-unit shutdown
+#      test per filesystem, default 2; only those rounds, on FS),
+#      BENCH_PREALLOC=FS [BENCH_ARGS="--mb 32 --threads 1,4"] (only
+#      prealloc_bench on FS: atomic vs plain writes into preallocated space).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -52,7 +56,8 @@ log "patched kernel:   ${kp:-MISSING}"
 make -s -C "$HERE" OUT="$BUILD" >&2 || { log "test build failed"; exit 1; }
 "$VM/mkinitramfs.sh" -o "$BUILD/initramfs.cpio.gz" \
 	"$BUILD/atomic_tests:/bin/atomic_tests" "$BUILD/race_tests:/bin/race_tests" \
-	"$BUILD/stress_tests:/bin/stress_tests" /sbin/mke2fs:/bin/mke2fs.e2fsprogs \
+	"$BUILD/stress_tests:/bin/stress_tests" "$BUILD/prealloc_bench:/bin/prealloc_bench" \
+	/sbin/mke2fs:/bin/mke2fs.e2fsprogs \
 	"$HERE/guest.sh:/bin/guest.sh" "$VM/guest-disks.sh:/bin/guest-disks.sh" || exit 1
 # Longer race runs: RACE_ITERS (per scenario, default 20) and RACE_ROUNDS
 # (shutdown rounds, default 2) reach guest.sh on the kernel command line.
@@ -65,6 +70,10 @@ race_args=()
 [ -n "${SHUTDOWN_APPENDERS:-}" ] && race_args+=(-a "untorn.shutdown_appenders=$SHUTDOWN_APPENDERS")
 [ -n "${SHUTDOWN_ONLY:-}" ] && race_args+=(-a "untorn.shutdown_only=$SHUTDOWN_ONLY")
 [ -n "${FSX_OPS:-}" ] && race_args+=(-a "untorn.fsx_ops=$FSX_OPS")
+[ -n "${MIXSD_ROUNDS:-}" ] && race_args+=(-a "untorn.mixsd_rounds=$MIXSD_ROUNDS")
+[ -n "${MIXSD_ONLY:-}" ] && race_args+=(-a "untorn.mixsd_only=$MIXSD_ONLY")
+[ -n "${BENCH_PREALLOC:-}" ] && race_args+=(-a "untorn.bench_prealloc=$BENCH_PREALLOC")
+[ -n "${BENCH_ARGS:-}" ] && race_args+=(-a "untorn.bench_args=${BENCH_ARGS// /+}")
 
 # ------------------------------------------------------------- boots
 declare -A rcs secs
