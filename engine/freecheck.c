@@ -91,15 +91,13 @@ static int mark_live(struct fv *v, uint32_t pgno, uint32_t from)
 	}
 	if (bit(v->free_bits, pgno)) {
 		ut_set_errdetail("%s: page %u: %s uses it (from page %u) but "
-				 "the free list names it: free pages are not "
-				 "reused (run untorn check)", path, pgno,
-				 v->table, from);
+				 "the free list names it", path, pgno, v->table,
+				 from);
 		return UT_ECORRUPT;
 	}
 	if (bit(v->live_bits, pgno)) {
 		ut_set_errdetail("%s: page %u: %s reaches it a second time "
-				 "(from page %u): free pages are not reused "
-				 "(run untorn check)", path, pgno, v->table, from);
+				 "(from page %u)", path, pgno, v->table, from);
 		return UT_ECORRUPT;
 	}
 	set_bit(v->live_bits, pgno);

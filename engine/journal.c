@@ -532,8 +532,11 @@ static void free_list_check(ut_pager *p)
 	if (rc == UT_OK) {
 		p->free_state = FREE_OK;
 	} else if (rc == UT_ECORRUPT) {
-		snprintf(p->free_detail, sizeof(p->free_detail), "%s",
-			 ut_errdetail());
+		/* whatever the walk found (a lying free list, a page reached
+		 * twice, a page failing its checksum), the refusal says why */
+		snprintf(p->free_detail, sizeof(p->free_detail), "%s (free pages "
+			 "are not reused: the free list did not pass its check "
+			 "against the trees; run untorn check)", ut_errdetail());
 		p->free_state = FREE_BAD;
 	}
 	ut_clear_errdetail(); /* the transaction itself began */
