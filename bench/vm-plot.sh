@@ -15,6 +15,9 @@
 #                       first profile with workload 2
 # Workloads 3-5, if run:
 #   PREFIX-workloads.png ops/s per workload and system, first profile
+# The checkpoint-interval sweep (--ckpt-sweep), if run:
+#   PREFIX-ckpt.png     commits/s and KiB per commit (device, log) against
+#                       the interval, one line per mode, first profile
 # A plot whose data the CSV lacks (no workload 1, say) is skipped, with a
 # message on stderr for the workload 1 plots.
 set -euo pipefail
@@ -277,5 +280,50 @@ if awk -F, -v p="$first" '$1 == p && ($2 == "w3" || $2 == "w4" || $2 == "w5") { 
 		echo
 	} >"$tmp/wl.gp"
 	gnuplot "$tmp/wl.gp"
+fi
+# The checkpoint-interval sweep (vm-bench.sh --ckpt-sweep: systems named
+# MODE@INTERVAL), workload 1, first profile that ran it: commits/s and KiB
+# per commit (at the device, and in the log) against the interval, one
+# line per mode, so that where fullpage and doublewrite cross shows.
+sweepprof=$(awk -F, '$2 == "w1" && $4 == 1 && $3 ~ /@/ {print $1; exit}' "$tmp/agg.csv")
+if [ -n "$sweepprof" ]; then
+	# MODE MiB med min max devKiB logKiB, by mode then interval
+	awk -F, -v p="$sweepprof" '$1 == p && $2 == "w1" && $4 == 1 && $3 ~ /@/ {
+		split($3, a, "@"); v = a[2] + 0; u = substr(a[2], length(a[2]))
+		mib = u == "G" ? v * 1024 : u == "K" ? v / 1024 : v
+		print a[1], mib, $5, $6, $7, $11, $14 }' "$tmp/agg.csv" | sort -k1,1 -k2,2g >"$tmp/sweep.raw"
+	smodes=$(awk '{print $1}' "$tmp/sweep.raw" | awk '!s[$0]++' | tr '\n' ' ')
+	: >"$tmp/sweep.dat"
+	for m in $smodes; do
+		awk -v m="$m" '$1 == m' "$tmp/sweep.raw" >>"$tmp/sweep.dat"
+		printf '\n\n' >>"$tmp/sweep.dat"
+	done
+	{
+		echo "set terminal pngcairo size 1000,480 font 'sans,10'"
+		echo "set output '$prefix-ckpt.png'"
+		echo "set multiplot layout 1,2 title \"Workload 1, profile $sweepprof: against the checkpoint interval (log bytes between checkpoints)\\n{/*0.8 $label}\""
+		echo "set logscale x 2; set xlabel 'checkpoint interval (MiB)'; set grid; set key bottom right"
+		echo "set ylabel 'commits/s (median, bars min-max)'; set yrange [0:*]"
+		printf "plot "
+		i=0
+		for m in $smodes; do
+			[ $i -gt 0 ] && printf ", "
+			printf "'%s' index %d using 2:3:4:5 with yerrorlines lw 2 pt 7 lc %d title '%s'" "$tmp/sweep.dat" $i $((i + 1)) "$m"
+			i=$((i + 1))
+		done
+		echo
+		echo "set ylabel 'KiB per commit'; set key top right"
+		printf "plot "
+		i=0
+		for m in $smodes; do
+			[ $i -gt 0 ] && printf ", "
+			printf "'%s' index %d using 2:6 with linespoints lw 2 pt 7 lc %d title '%s: at the device', '' index %d using 2:7 with linespoints lw 1 dt 2 pt 6 lc %d title '%s: log'" \
+				"$tmp/sweep.dat" $i $((i + 1)) "$m" $i $((i + 1)) "$m"
+			i=$((i + 1))
+		done
+		echo
+		echo "unset multiplot"
+	} >"$tmp/sweep.gp"
+	gnuplot "$tmp/sweep.gp"
 fi
 find "$(dirname "$prefix")" -maxdepth 1 -name "$(basename "$prefix")-*.png" -newer "$tmp/mark" | sort >&2

@@ -38,6 +38,21 @@ static void key_of(int i, char *k, size_t n)
 	snprintf(k, n, "key%05d", i);
 }
 
+/* NKEYS keys, key i's 200-byte value all 'a' + i % 26, in one commit. */
+static void put_keys(ut_db *db)
+{
+	char k[16], v[200];
+	ut_txn *t;
+
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (int i = 0; i < NKEYS; i++) {
+		key_of(i, k, sizeof(k));
+		memset(v, 'a' + i % 26, sizeof(v));
+		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+}
+
 static void test_pins_bounded_values_valid(void **s)
 {
 	ut_simdisk *d = ut_simdisk_new();
@@ -47,13 +62,7 @@ static void test_pins_bounded_values_valid(void **s)
 	ut_txn *t;
 
 	(void)s;
-	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
-	for (int i = 0; i < NKEYS; i++) {
-		key_of(i, k, sizeof(k));
-		memset(v, 'a' + i % 26, sizeof(v));
-		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
-	}
-	assert_int_equal(ut_commit(t), UT_OK);
+	put_keys(db);
 
 	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
 	for (int c = 0; c < CALLS; c++) {
@@ -92,17 +101,11 @@ static void test_reused_txn_pins_again(void **s)
 {
 	ut_simdisk *d = ut_simdisk_new();
 	ut_db *db = open_db(d);
-	char k[16], v[200];
+	char k[16];
 	ut_txn *t;
 
 	(void)s;
-	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
-	for (int i = 0; i < NKEYS; i++) {
-		key_of(i, k, sizeof(k));
-		memset(v, 'a' + i % 26, sizeof(v));
-		assert_int_equal(ut_put(t, k, strlen(k), v, sizeof(v)), UT_OK);
-	}
-	assert_int_equal(ut_commit(t), UT_OK);
+	put_keys(db);
 	for (int round = 0; round < 3; round++) {
 		size_t first;
 
