@@ -587,6 +587,104 @@ static size_t mkey(char *k, int i)
 	return (size_t)n;
 }
 
+/* Keys of 1..24 bytes that differ from a common pattern in one byte, at
+ * every position, by values either side of the sign bit: the page search
+ * compares keys a word at a time, so an order decided inside a word,
+ * across a word edge, in the bytes after the last whole word, or by
+ * length alone must come out as memcmp-then-length. */
+#define EDGE_MAXLEN 24
+struct edge_key {
+	uint8_t k[EDGE_MAXLEN];
+	size_t kl;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge_key *x = a, *y = b;
+	int c = memcmp(x->k, y->k, x->kl < y->kl ? x->kl : y->kl);
+	return c ? c : (x->kl < y->kl ? -1 : x->kl > y->kl);
+}
+
+static void test_key_order_at_word_edges(void **s)
+{
+	(void)s;
+	static const uint8_t vary[] = { 0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff };
+	struct edge_key *e = malloc(sizeof(*e) * EDGE_MAXLEN * (EDGE_MAXLEN * 6 + 1));
+	size_t n = 0;
+	assert_non_null(e);
+	for (size_t l = 1; l <= EDGE_MAXLEN; l++) {
+		for (size_t j = 0; j <= l; j++) {
+			for (size_t v = 0; v < (j < l ? sizeof(vary) : 1); v++) {
+				for (size_t i = 0; i < l; i++)
+					e[n].k[i] = (uint8_t)(0x40 + i);
+				if (j < l) /* j == l: the pattern itself */
+					e[n].k[j] = vary[v];
+				e[n].kl = l;
+				n++;
+			}
+		}
+	}
+	char *path = tmp_path("edges");
+	ut_db *db = open_db(path, 0);
+	ut_txn *t;
+	uint8_t val[40];
+	assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+	for (size_t i = 0; i < n; i++) { /* a scattered insert order */
+		size_t x = (i * 7919) % n;
+		memset(val, 0, sizeof(val));
+		memcpy(val, &x, sizeof(x));
+		assert_int_equal(ut_put(t, e[x].k, e[x].kl, val, sizeof(val)), UT_OK);
+	}
+	assert_int_equal(ut_commit(t), UT_OK);
+	assert_true(depth(db) >= 2); /* interior searches too */
+
+	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
+	for (size_t i = 0; i < n; i++) {
+		const void *v;
+		size_t vl, got;
+		uint8_t absent[EDGE_MAXLEN + 1];
+		assert_int_equal(ut_get_ref(t, e[i].k, e[i].kl, &v, &vl), UT_OK);
+		memcpy(&got, v, sizeof(got));
+		assert_int_equal(got, i);
+		/* no stored key ends in 0x20: a one-byte-longer key is absent */
+		memcpy(absent, e[i].k, e[i].kl);
+		absent[e[i].kl] = 0x20;
+		if (e[i].kl < EDGE_MAXLEN)
+			assert_int_equal(ut_get_ref(t, absent, e[i].kl + 1, &v, &vl),
+					 UT_NOTFOUND);
+	}
+	qsort(e, n, sizeof(*e), edge_cmp);
+	ut_cursor *c;
+	size_t i = 0;
+	int rc;
+	assert_int_equal(ut_cursor_open(t, &c), UT_OK);
+	for (rc = ut_cursor_seek(c, NULL, 0); rc == UT_OK; rc = ut_cursor_next(c), i++) {
+		const void *k;
+		size_t kl;
+		assert_true(i < n);
+		assert_int_equal(ut_cursor_get(c, &k, &kl, NULL, NULL), UT_OK);
+		assert_int_equal(kl, e[i].kl);
+		assert_memory_equal(k, e[i].k, kl);
+	}
+	assert_int_equal(rc, UT_NOTFOUND);
+	assert_int_equal(i, n);
+	/* a seek lands on the first key >= the one sought */
+	assert_int_equal(ut_cursor_seek(c, e[n / 2].k, e[n / 2].kl), UT_OK);
+	{
+		const void *k;
+		size_t kl;
+		assert_int_equal(ut_cursor_get(c, &k, &kl, NULL, NULL), UT_OK);
+		assert_int_equal(kl, e[n / 2].kl);
+		assert_memory_equal(k, e[n / 2].k, kl);
+	}
+	ut_cursor_close(c);
+	ut_commit(t);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+	free(e);
+}
+
 static int cmpkey(const void *a, const void *b)
 {
 	char ka[64], kb[64];
@@ -864,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_edges),
 		cmocka_unit_test(test_abort_leaves_no_trace),
 		cmocka_unit_test(test_random_vs_model),
+		cmocka_unit_test(test_key_order_at_word_edges),
 		cmocka_unit_test(test_fill_random_order),
 		cmocka_unit_test(test_fill_sequential),
 		cmocka_unit_test(test_shared_leaf_refused),
