@@ -36,6 +36,7 @@
 #include "pager.h"
 #include "ut_io.h"
 #include "ut_simdisk.h"
+#include "helper_log.h"
 
 #define DATA "/idle.db"
 #define FRAMES 16  /* the cache: its dirty mark is 12 */
@@ -46,21 +47,6 @@
 static uint32_t base; /* the first of the NPAGES pages; page i is base + i - 1 */
 #define PG(i) (base + (uint32_t)(i) - 1)
 
-static uint64_t next_lsn;
-static pthread_mutex_t lsn_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int log_commit(void *ctx, const ut_log_page *pages, size_t n, int sync,
-		      uint64_t *lsn)
-{
-	(void)ctx;
-	(void)pages;
-	(void)n;
-	(void)sync;
-	pthread_mutex_lock(&lsn_mu);
-	*lsn = ++next_lsn;
-	pthread_mutex_unlock(&lsn_mu);
-	return UT_OK;
-}
 
 static int log_flush_to(void *ctx, uint64_t lsn)
 {
@@ -69,7 +55,7 @@ static int log_flush_to(void *ctx, uint64_t lsn)
 	return UT_OK;
 }
 
-static const ut_log_hooks hooks = { .log_commit = log_commit,
+static const ut_log_hooks hooks = { .log_commit = stub_log_commit,
 				    .log_flush_to = log_flush_to };
 
 /* The batch hook: when armed, the next batch waits in it until let go. */

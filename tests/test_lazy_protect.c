@@ -35,24 +35,13 @@
 #include "pager.h"
 #include "ut_io.h"
 #include "ut_simdisk.h"
+#include "helper_log.h"
 
 #define DATA "/lazy.db"
 #define FRAMES 16 /* the cache: its dirty mark is 12 */
 #define NPAGES 14 /* pages a test dirties: past the mark, within the cache */
 
 static uint32_t base; /* the first of the NPAGES pages */
-static uint64_t next_lsn;
-
-static int log_commit(void *ctx, const ut_log_page *pages, size_t n, int sync,
-		      uint64_t *lsn)
-{
-	(void)ctx;
-	(void)pages;
-	(void)n;
-	(void)sync;
-	*lsn = __atomic_add_fetch(&next_lsn, 1, __ATOMIC_RELAXED);
-	return UT_OK;
-}
 
 static int log_to(void *ctx, uint64_t lsn)
 {
@@ -116,7 +105,7 @@ static uint64_t log_waiting(void *ctx)
 {
 	(void)ctx;
 	hold_here(&at_log);
-	return __atomic_load_n(&next_lsn, __ATOMIC_RELAXED);
+	return stub_log_last();
 }
 
 static void batch_hook(void *ctx)
@@ -125,7 +114,7 @@ static void batch_hook(void *ctx)
 	hold_here(&at_batch);
 }
 
-static const ut_log_hooks hooks = { .log_commit = log_commit,
+static const ut_log_hooks hooks = { .log_commit = stub_log_commit,
 				    .log_flush_to = log_to,
 				    .log_write_to = log_to,
 				    .log_waiting = log_waiting };

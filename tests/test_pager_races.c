@@ -25,6 +25,7 @@
 #include "page.h"
 #include "pager_int.h"
 #include "ut_simdisk.h"
+#include "helper_log.h"
 
 static ut_db *open_db(ut_simdisk *d, const char *path, size_t cache)
 {
@@ -274,23 +275,10 @@ static void test_checkpoint_before_cleaner_frees_mutex(void **state)
 	held_write_lets_reader_in(4u << 20, 200, checkpointer, "a checkpoint");
 }
 
-/* Pager level (no open checkpoint starts a cleaner there): LSNs only. */
-static uint64_t next_lsn;
-
-static int log_commit(void *ctx, const ut_log_page *pages, size_t n, int sync,
-		      uint64_t *lsn)
-{
-	(void)ctx;
-	(void)pages;
-	(void)n;
-	(void)sync;
-	*lsn = __atomic_add_fetch(&next_lsn, 1, __ATOMIC_RELAXED);
-	return UT_OK;
-}
-
-/* A transaction of 24 new pages in a cache of 8: at its end the pool is
- * past its bound with dirty frames, which must be written before it
- * shrinks. */
+/* Pager level (no open checkpoint starts a cleaner there; the log is
+ * helper_log.h's stand-in, LSNs only).  A transaction of 24 new pages in
+ * a cache of 8: at its end the pool is past its bound with dirty frames,
+ * which must be written before it shrinks. */
 static void *big_pager_txn(void *arg)
 {
 	ut_pager *p = arg;
@@ -331,7 +319,7 @@ static void *snap_read(void *arg)
  * its bound once the write is let go. */
 static void test_shrink_before_cleaner_frees_mutex(void **state)
 {
-	static const ut_log_hooks hooks = { .log_commit = log_commit };
+	static const ut_log_hooks hooks = { .log_commit = stub_log_commit };
 	ut_pager_config cfg = { .cache_bytes = 8 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1,
 				.hooks = &hooks };
@@ -388,7 +376,7 @@ static uint32_t rbase; /* the first of a rig's pages */
 static ut_pager *race_rig(ut_simdisk *d, const char *path, size_t frames,
 			  int inline_flush, int npages)
 {
-	static const ut_log_hooks hooks = { .log_commit = log_commit };
+	static const ut_log_hooks hooks = { .log_commit = stub_log_commit };
 	ut_pager_config cfg = { .cache_bytes = frames * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1,
 				.inline_flush = inline_flush, .hooks = &hooks };
