@@ -705,8 +705,10 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 	if (!s) {
 		f = p->wmemo[wmemo_slot(pgno)];
 		if (f && f->pg.pgno == pgno) {
-			/* the memo's pin keeps f this page's frame: no lock */
-			assert(f->valid && !f->loading);
+			/* the memo's pin keeps f this page's frame: no lock
+			 * (without it a reader's miss could evict and reload
+			 * f under this very check) */
+			assert(frame_pins(f) && f->valid && !f->loading);
 			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
 			*out = &f->pg;
 			return UT_OK;
