@@ -31,6 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 # with the same name prefix, e.g. NAME-flush-...-bytes.png, are not)
 touch "$tmp/mark"
 label="untorn $commit, $stamp, QEMU/TCG: emulated rates"
+sweeplabel=$label
 # A checkpoint sweep names its untorn rows MODE@SIZE only (vm-bench.sh
 # --ckpt-sweep): the plots other than the sweep's show them at the engine's
 # default interval (64M, engine/db.h), as MODE, and say so.
@@ -321,7 +322,7 @@ if [ -n "$sweepprof" ]; then
 		echo "set terminal pngcairo size $((500 * spanels)),480 font 'sans,10'"
 		echo "set output '$prefix-ckpt.png'"
 		echo "set datafile missing '-'"
-		echo "set multiplot layout 1,$spanels title \"Workload 1, profile $sweepprof: against the checkpoint interval (log bytes between checkpoints)\\n{/*0.8 $label}\""
+		echo "set multiplot layout 1,$spanels title \"Workload 1, profile $sweepprof: against the checkpoint interval (log bytes between checkpoints)\\n{/*0.8 $sweeplabel}\""
 		echo "set logscale x 2; set xlabel 'checkpoint interval (MiB)'; set grid; set key bottom right"
 		echo "set offsets graph 0.05, graph 0.05, 0, 0"
 		echo "set ylabel 'commits/s (median, bars min-max)'; set yrange [0:*]"
