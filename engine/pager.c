@@ -161,6 +161,8 @@ static void pager_free_all(ut_pager *p)
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
+		if (p->frames[i]->cur)
+			free(p->frames[i]->cur->aux);
 		free(p->frames[i]->cur);
 		free(p->frames[i]);
 	}
@@ -555,7 +557,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	int rc;
 
 	*out = NULL;
-	/* over-aligned (its lock stripes sit on cache lines of their own):
+	/* over-aligned (its reader slots sit on cache lines of their own):
 	 * calloc promises only max_align_t */
 	p = aligned_alloc(_Alignof(ut_pager),
 			  (sizeof(*p) + _Alignof(ut_pager) - 1) /

@@ -53,6 +53,9 @@ struct pver {
 	 * found by takes the count from 1 to 0 (pver_freeze), so that no
 	 * pin can come after. */
 	uint32_t refs;
+	/* What a reader derived from the page (ut_pager_set_aux), or NULL;
+	 * atomic, set once, freed with the version. */
+	void *aux;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
 	struct pver **hpprev; /* kept: what points at it in that chain */

@@ -461,6 +461,7 @@ int pager_frame_forget(ut_pager *p, struct frame *f)
 	 * between the check and the buffer's reuse */
 	if (v && pver_readers(v))
 		return UT_EBUSY;
+	sched_yield();
 #else
 	if (v && !pver_freeze(v))
 		return UT_EBUSY;
@@ -642,14 +643,17 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 			return NULL;
 		f = ld_frame(&f->hnext);
 	}
-	if (!f || !(v = __atomic_load_n(&f->cur, __ATOMIC_ACQUIRE)) || !pver_pin(v))
+	if (!f || !(v = __atomic_load_n(&f->cur, __ATOMIC_ACQUIRE)))
 		return NULL;
 #ifdef UT_PLANT_HIT_NORECHECK
-	/* planted bug (tests): the pin is not checked (a version evicted,
-	 * replaced or reused meanwhile is handed out); the pause widens the
-	 * window the check closes */
+	/* planted bug (tests): the pin is not checked (a version evicted
+	 * and reused meanwhile is handed out); the pause widens the window
+	 * the check closes */
 	sched_yield();
-#else
+#endif
+	if (!pver_pin(v))
+		return NULL;
+#ifndef UT_PLANT_HIT_NORECHECK
 	/* still the frame's version (so of pgno: a frame's cur is of its
 	 * page), now that it is pinned */
 	if (__atomic_load_n(&f->cur, __ATOMIC_ACQUIRE) != v || v->pg.pgno != pgno) {
@@ -838,6 +842,34 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 
 	assert(was);
 	(void)was;
+}
+
+/* The committed version a reader's page (from ut_pager_get_at with s) is,
+ * or NULL for the writer's. */
+static struct pver *pg_version(ut_snap *s, const ut_pg *pg)
+{
+	if (pg->snap == UT_PG_HELD)
+		return s->memo_v[pg - s->memo];
+	return pg->snap ? (struct pver *)pg : NULL;
+}
+
+void *ut_pager_aux(ut_snap *s, const ut_pg *pg)
+{
+	struct pver *v = s ? pg_version(s, pg) : NULL;
+
+	return v ? __atomic_load_n(&v->aux, __ATOMIC_ACQUIRE) : NULL;
+}
+
+void *ut_pager_set_aux(ut_snap *s, ut_pg *pg, void *aux)
+{
+	struct pver *v = s ? pg_version(s, pg) : NULL;
+	void *kept = NULL;
+
+	if (v && __atomic_compare_exchange_n(&v->aux, &kept, aux, 0,
+					     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return aux;
+	free(aux);
+	return kept;
 }
 
 /* Dirty frames a write would let pager_shrink free. */

@@ -69,6 +69,7 @@ void pager_pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
 	v->pg.data = data;
 	v->pg.pgno = pgno;
 	v->pg.snap = UT_PG_PINNED;
+	v->aux = NULL;
 	v->until = 0;
 	v->hnext = v->qnext = NULL;
 	v->hpprev = NULL;
@@ -91,6 +92,8 @@ struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno)
  * v's address and try to pin it (pool.c). */
 void pager_pver_free(ut_pager *p, struct pver *v)
 {
+	free(v->aux); /* no one holds v: no one uses it */
+	v->aux = NULL;
 	v->qnext = p->vfree;
 	p->vfree = v;
 	p->nvfree++;
