@@ -17,7 +17,13 @@
  * those; whoever frees a version a hit may still find, or reuses its
  * buffer (eviction, a commit's replaced version), first takes its count
  * from 1 to 0 (pver_freeze), after which no pin succeeds, and keeps it
- * when that fails (a reader pinned it).  Everything else (the writer's
+ * when that fails (a reader pinned it).  Why a pin and not epochs (a
+ * version reused only once every reader active when it went has ended):
+ * a value handed out stays valid until its transaction ends, so an epoch
+ * would have to cover the whole transaction, and one long or idle read
+ * transaction would then keep every buffer evicted or version dropped
+ * for the snapshot budget meanwhile -- no cache bound, no budget.  A pin
+ * keeps exactly what a reader holds.  Everything else (the writer's
  * gets, misses, versions kept for older snapshots) runs under p->mu.  A
  * miss takes a frame (a clean, unpinned one by clock sweep, or a new one
  * within the bound, or past it when nothing is evictable), marks it
