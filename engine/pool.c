@@ -347,15 +347,8 @@ size_t ut_pager_pinned(ut_pager *p)
  * close). */
 static void frame_out(ut_pager *p, struct frame *f)
 {
-#ifdef UT_PLANT_FRAME_FREED
-	/* planted bug (tests): the frame is freed while a reader's hit may
-	 * still read it */
-	(void)p;
-	free(f);
-#else
 	f->fnext = p->ffree;
 	p->ffree = f;
-#endif
 }
 
 struct frame *pager_new_frame(ut_pager *p)
