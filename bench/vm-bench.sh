@@ -265,7 +265,7 @@ done
 say "summary"
 {
 	echo "vm-bench: $stamp, commit $commit$dirty, kernel $(basename "$kernel"), QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') TCG"
-	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")$([ -z "$ckpt_sweep" ] || echo "--ckpt-sweep $ckpt_sweep ")(profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
+	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")$([ -z "$ckpt_sweep" ] || echo "--ckpt-sweep $ckpt_sweep ")(systems $systems, profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
 	echo "device model: NVMe; filesystems $fslist (profiles plp and flush on $first_fs; plp-FS on FS); throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (host load average at the end; 2 host cores shared with other jobs: rates are emulated and noisy)"
 	echo
