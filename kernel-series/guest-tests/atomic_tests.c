@@ -1980,7 +1980,13 @@ static void shutdown_write(const char *tag, const char *mnt)
 	/* how the writes end: EIO once shut down, if the 16 KiB unit is offered
 	 * (a round's tag is the filesystem's, then ".rN") */
 	const int control = sd_is_control(tag);
-	const char *want_stop = g_aid || control ? "EIO" : !g_patched ? "EOPNOTSUPP" :
+	/*
+	 * ext4: a write that passed its shutdown check before the shutdown
+	 * may meet it in its RWF_DSYNC sync, which says EROFS (the shutdown
+	 * left the superblock read-only, ext4_sync_file()).
+	 */
+	const char *want_io = !strncmp(tag, "ext4", 4) ? "EIO|EROFS" : "EIO";
+	const char *want_stop = g_aid || control ? want_io : !g_patched ? "EOPNOTSUPP" :
 				!strncmp(tag, "xfs16k", 6) ? "EOPNOTSUPP" : "EINVAL";
 	pthread_t hogs[SD_MAX_HOGS], apt[SD_MAX_APPENDERS];
 	struct sd_appender ap[SD_MAX_APPENDERS];
