@@ -29,9 +29,10 @@
 #define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
 #define SLAB_PAGES 64 /* page buffers per mmap'd slab */
 /* Pre-images beyond this many count against the cache bound (evicting
- * clean frames); up to it they ride on top of it.  24 MiB keeps resident
- * memory within cache_bytes + 32 MiB for ordinary transactions without
- * shrinking the cache for them. */
+ * clean frames); up to it they ride on top of it.  24 MiB holds a
+ * 1000-update transaction's copies over a million keys without shrinking
+ * the cache for them; it is part of the documented budget, cache_bytes +
+ * 41 MiB resident (include/untorn.h, "Memory"). */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
 /* Version objects in the writer's stash.  (Spare ones, p->vfree, are
  * never freed while the handle is open: a reader's hit may still hold the
