@@ -5,8 +5,9 @@
 # shows
 #   1. the protection mode untorn picks on each filesystem, and why;
 #   2. the benchmark's quick form (bench/vm-bench.sh --quick): atomic vs
-#      double-write vs unsafe vs SQLite on a throttled NVMe model, with the
-#      raw device as ceiling, interleaved rounds and plots;
+#      double-write vs full-page images vs unsafe vs SQLite on a throttled
+#      NVMe model, with the raw device as ceiling, interleaved rounds, the
+#      time to recover after a kill, and the plots it drew;
 #   3. the crash harness (crashtests/vm-crash.sh): QEMU SIGKILLed mid-write
 #      3 times per mode, each recovery checked against an SQLite oracle,
 #      with unsafe as the negative control.
@@ -47,7 +48,7 @@ boot() { # boot TIMEOUT [boot.sh options] -- guest command
 say "boot 1: the mode untorn picks on each filesystem (QEMU/TCG, $NVME_AID_PARAM=$NVME_AID_ON)"
 boot 900 -- /bin/demo-guest.sh modes
 
-say "benchmark: atomic vs double-write (and SQLite) on a throttled NVMe model, XFS 16 KiB"
+say "benchmark: atomic writes vs double-write vs full-page images (and SQLite) on a throttled NVMe model, XFS 16 KiB"
 bash bench/vm-bench.sh --quick
 
 say "crash runs: QEMU SIGKILLed mid-write, 3 times per mode, each recovery checked against SQLite"

@@ -42,11 +42,12 @@ ctest_in() {
 # The tests that run threads against one handle (snapshot readers beside
 # the writer, the page cleaner and its waiters, group commit, the soak,
 # failure paths, the page table growing under readers, readers across
-# tables beside a writer creating and dropping them), under ThreadSanitizer.
+# tables beside a writer creating and dropping them, lock-free pool hits
+# beside eviction), under ThreadSanitizer.
 tsan_tests() {
 	local tests=(test_snapshot test_snapshot_life test_engine_concurrency test_wal_group test_soak
 		test_failpath test_pager_races test_backup test_cleaner_idle test_tables
-		test_lazy_protect)
+		test_lazy_protect test_hit_races)
 	cmake -S . -B build-tsan -DUT_TSAN=ON -DCMAKE_BUILD_TYPE=Debug \
 		-DUT_BUILD_BENCH=OFF >/dev/null &&
 		cmake --build build-tsan -j"$(nproc)" --target "${tests[@]}" >/dev/null &&

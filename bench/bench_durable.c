@@ -73,7 +73,9 @@
  * run, one machine-readable line (--csv, or always with --rounds):
  *   csv,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,
  *   p999_us,dev_wbytes,dev_wreqs,dev_flushes,page_bytes,dw_bytes,log_bytes,
- *   syncs,rss_kib,cpu_busy,note
+ *   syncs,rss_kib,cpu_busy,note,recover_s
+ * (recover_s last, so that older CSVs read the same; empty without
+ * --recover)
  * (bench/raw_atomic.c prints the same columns for the raw-device ceiling).
  *
  * Group-commit table (--threads L without -m): untorn with -p (default
@@ -84,7 +86,17 @@
  *                 [-w WARMUP_SECS] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]
  *                 [-b BATCH] [-g GET_PCT] [--rounds R] [--csv]
  *                 [--threads LIST] [-p PROTECT] [--seed N] [--no-copy]
- *                 [--warm-round] [--ckpt-sweep LIST]
+ *                 [--warm-round] [--ckpt-sweep LIST] [--recover]
+ *
+ * Recovery after a kill (--recover): every run ends without a close (the
+ * child exits with the engine's threads running: what SIGKILL leaves),
+ * then a fresh child opens the killed files, out of the page cache, and
+ * the time from the open to the first read's answer is the run's
+ * "recov s" (CSV recover_s): untorn's evidence check, redo from the last
+ * checkpoint and recovery's checkpoint; SQLite's WAL index rebuilt from
+ * the -wal.  It depends on the log since the last checkpoint, so on the
+ * checkpoint interval (--ckpt-sweep); bench_recovery measures it at a
+ * chosen log length.
  *
  * Checkpoint-interval sweep (--ckpt-sweep 4M,16M,64M,256M): every untorn
  * system runs once per interval (the log bytes between automatic
@@ -157,6 +169,7 @@ struct cfg {
 	uint64_t ckpt[8];   /* --ckpt-sweep: checkpoint intervals, bytes */
 	int nckpt;
 	uint64_t ckpt_bytes; /* this run's interval (0: the engine's default) */
+	int recover;        /* --recover: each run ends in a kill, recovery timed */
 };
 
 struct result {
@@ -174,6 +187,8 @@ struct result {
 	double images;       /* untorn: page images logged (fullpage) */
 	double cpu_busy;     /* share of the machine's CPU time busy (/proc/stat) */
 	double frame_waits;  /* untorn: waits for the page cleaner */
+	double recover_s;    /* --recover: open after the kill to the first read */
+	int recovered;       /* recover_s was measured */
 	char note[256];
 };
 
@@ -1584,6 +1599,12 @@ static int run_system(const struct cfg *c, const struct sysdef *d, const char *p
 	lat_done(&all, r);
 	r->rss_kib = rss_peak_kib();
 	rc = 0;
+	/* --recover: the handles are left open and the child exits with the
+	 * engine's threads running: no close, no checkpoint, what a SIGKILL
+	 * leaves (the OS page cache keeps what was written; the parent syncs
+	 * and drops it before timing the recovery, as after a reboot) */
+	if (c->recover)
+		goto out;
 close:
 	for (int i = 0; i < opened; i++) {
 		d->thr_close(&s, th[i].tc);
@@ -1632,6 +1653,74 @@ static int run_child(const struct cfg *c, const struct sysdef *d, const char *pa
 			       sizeof(r->note));
 }
 
+/* --recover: the time to recover after the kill that ended a run: from
+ * the open of the killed files (untorn: evidence, redo, its checkpoint;
+ * SQLite: the WAL index rebuilt from the -wal at the first read) to the
+ * first read's answer, in a fresh process with the files out of the page
+ * cache.  The handle is then closed cleanly (not timed), so the next run
+ * of --no-copy starts from a clean close as before. */
+struct recovery {
+	double secs;
+	char err[256];
+};
+
+static int recover_main(void *arg, void *res)
+{
+	const struct child_job *cj = arg;
+	struct recovery *rv = res;
+	unsigned char k[KEY_LEN];
+	struct sys s;
+	void *tc;
+	double t0;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.c = cj->c;
+	s.d = cj->d;
+	s.path = cj->path;
+	s.nth = 1;
+	pthread_mutex_init(&s.mu, NULL);
+	make_key(cj->c->seed, 0, k);
+	t0 = now();
+	if (cj->d->open(&s)) {
+		snprintf(rv->err, sizeof(rv->err), "%s", s.err);
+		return -1;
+	}
+	if (!(tc = cj->d->thr_open(&s))) {
+		snprintf(rv->err, sizeof(rv->err), "%s", s.err);
+		cj->d->close(&s);
+		return -1;
+	}
+	rc = cj->d->get1(&s, tc, k);
+	rv->secs = now() - t0;
+	cj->d->thr_close(&s, tc);
+	if (cj->d->close(&s) && !rc) {
+		rc = -1;
+		if (!s.err[0])
+			sys_err(&s, "close failed%s%s", "", "");
+	}
+	if (rc)
+		snprintf(rv->err, sizeof(rv->err), "%s", s.err);
+	return rc;
+}
+
+static void run_recovery(const struct cfg *c, const struct sysdef *d, const char *path,
+			 struct result *r)
+{
+	struct child_job cj = { c, d, path, 1 };
+	struct recovery rv;
+	size_t len = strlen(r->note);
+
+	drop_db_cache(path);
+	if (bench_run_child(recover_main, &cj, &rv, sizeof(rv), rv.err, sizeof(rv.err))) {
+		snprintf(r->note + len, sizeof(r->note) - len, "%sRECOVERY FAILED: %.150s",
+			 len ? ", " : "", rv.err);
+		return;
+	}
+	r->recover_s = rv.secs;
+	r->recovered = 1;
+}
+
 /* ------------------------------------------------------------ output */
 
 static void fmt_bytes(char *b, size_t n, double v)
@@ -1671,18 +1760,18 @@ static void note_images(struct result *r)
 static void print_header(void)
 {
 	printf("| %-18s | %3s | %3s | %9s | %9s | %9s | %9s | %7s | %9s | %6s | %7s | %6s | "
-	       "%8s | %8s | %8s | %7s | %4s | %7s | %s |\n",
+	       "%8s | %8s | %8s | %7s | %4s | %7s | %7s | %s |\n",
 	       "system", "rnd", "thr", "ops/s", "page B/c", "dw B/c", "log B/c", "syncs/c",
 	       "dev B/c", "dev w/c", "flush/c", "dev r/c", "p50 µs", "p99 µs", "p99.9 µs",
-	       "RSS MiB", "CPU%", "ops", "notes");
+	       "RSS MiB", "CPU%", "ops", "recov s", "notes");
 	printf("|--------------------|----:|----:|----------:|----------:|----------:|"
 	       "----------:|--------:|----------:|-------:|--------:|-------:|---------:|"
-	       "---------:|---------:|--------:|-----:|--------:|---|\n");
+	       "---------:|---------:|--------:|-----:|--------:|--------:|---|\n");
 }
 
 static void print_row(const char *name, int round, int nth, const struct result *r)
 {
-	char pb[32], db[32], lb[32], vb[32];
+	char pb[32], db[32], lb[32], vb[32], rb[32] = "-";
 	double n = r->commits ? (double)r->commits : 1;
 
 	if (!r->ok) {
@@ -1693,29 +1782,33 @@ static void print_row(const char *name, int round, int nth, const struct result 
 	fmt_bytes(db, sizeof(db), r->dw_bytes / n);
 	fmt_bytes(lb, sizeof(lb), r->log_bytes / n);
 	fmt_bytes(vb, sizeof(vb), r->dev_wbytes / n);
+	if (r->recovered)
+		snprintf(rb, sizeof(rb), "%.3f", r->recover_s);
 	printf("| %-18s | %3d | %3d | %9.0f | %9s | %9s | %9s | %7.3f | %9s | %6.2f | %7.3f | "
-	       "%6.2f | %8.0f | %8.0f | %8.0f | %7.1f | %4.0f | %7ld | %s |\n",
+	       "%6.2f | %8.0f | %8.0f | %8.0f | %7.1f | %4.0f | %7ld | %7s | %s |\n",
 	       name, round, nth, r->ops / r->secs, pb, db, lb, r->syncs / n, vb,
 	       r->dev_wreqs / n, r->dev_flushes / n, r->dev_rreqs / n, r->p50_us, r->p99_us,
 	       r->p999_us,
-	       r->rss_kib / 1024, r->cpu_busy * 100, r->ops, r->note);
+	       r->rss_kib / 1024, r->cpu_busy * 100, r->ops, rb, r->note);
 }
 
 static void print_csv(const struct cfg *c, const char *key, int round, int nth,
 		      const struct result *r)
 {
-	char note[256];
+	char note[256], rb[32] = "";
 
 	snprintf(note, sizeof(note), "%s", r->note);
+	if (r->recovered)
+		snprintf(rb, sizeof(rb), "%.3f", r->recover_s);
 	for (char *p = note; *p; p++)
 		if (*p == ',' || *p == '\n')
 			*p = ';';
 	printf("csv,%d,%s,%s,%d,%ld,%ld,%.3f,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
-	       "%.0f,%.0f,%.0f,%.3f,%s\n",
+	       "%.0f,%.0f,%.0f,%.3f,%s,%s\n",
 	       round, wl_names[c->wl], key, nth, r->ok ? r->ops : 0, r->ok ? r->commits : 0,
 	       r->secs, r->ok && r->secs > 0 ? r->ops / r->secs : 0, r->p50_us, r->p99_us,
 	       r->p999_us, r->dev_wbytes, r->dev_wreqs, r->dev_flushes, r->page_bytes,
-	       r->dw_bytes, r->log_bytes, r->syncs, r->rss_kib, r->cpu_busy, note);
+	       r->dw_bytes, r->log_bytes, r->syncs, r->rss_kib, r->cpu_busy, note, rb);
 }
 
 /* ------------------------------------------------------------ main */
@@ -1741,7 +1834,7 @@ static void usage(FILE *f)
 		"usage: bench_durable [--quick] [-s SIZE] [-c CACHE_MIB] [-t SECS] [-n OPS]\n"
 		"                     [-w WARMUP] [-d DIR] [-m SYSTEMS] [-k] [-W WORKLOAD]\n"
 		"                     [-b BATCH] [-g GET_PCT] [--rounds R] [--csv] [--seed N]\n"
-		"                     [--threads LIST] [--ckpt-sweep LIST]\n"
+		"                     [--threads LIST] [--ckpt-sweep LIST] [--recover]\n"
 		"       bench_durable --threads 1,4,16 [-p PROTECT] [same options]\n"
 		"  -s SIZE     data to preload (K/M/G suffix; default 1G = SIZE/116 keys)\n"
 		"  -c MIB      cache in the measured runs (default 64)\n"
@@ -1773,6 +1866,8 @@ static void usage(FILE *f)
 		"  --quick     -s 64M -c 16 -t 10 -w 2\n"
 		"  --ckpt-sweep L  untorn systems once per checkpoint interval in L\n"
 		"              (log bytes between checkpoints, K/M/G; e.g. 4M,16M,64M,256M)\n"
+		"  --recover   end each run with a kill (no close) and time the recovery:\n"
+		"              open of the killed files to the first read, cache dropped\n"
 		"  --threads L K threads for each K in L; without -m: the group-commit\n"
 		"              table for untorn with -p PROTECT (default doublewrite)\n");
 }
@@ -1856,6 +1951,7 @@ int main(int argc, char **argv)
 		{ "warm-round", no_argument, NULL, 'V' },
 		{ "preload-txn", required_argument, NULL, 'P' },
 		{ "ckpt-sweep", required_argument, NULL, 'K' },
+		{ "recover", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -1892,6 +1988,7 @@ int main(int argc, char **argv)
 		case 'N': c.no_copy = 1; c.keep = 1; break;
 		case 'V': c.warm_round = 1; break;
 		case 'P': c.preload_txn = atol(optarg); break;
+		case 'X': c.recover = 1; break;
 		case 'K': {
 			char *s = optarg;
 
@@ -2051,7 +2148,8 @@ int main(int argc, char **argv)
 					snprintf(label, sizeof(label), "%s ckpt=%s", d->key, sz);
 					snprintf(key, sizeof(key), "%s@%s", d->key, sz);
 				}
-				run_child(&cc, d, p, c.threads[ti], &r);
+				if (!run_child(&cc, d, p, c.threads[ti], &r) && c.recover)
+					run_recovery(&cc, d, p, &r);
 				note_images(&r);
 				print_row(label, round, c.threads[ti], &r);
 				if (c.csv)

@@ -58,6 +58,9 @@
 
 #define KEY_LEN 16
 #define VAL_LEN 100
+/* The peak RSS line: untorn's documented budget, cache + 41 MiB
+ * (include/untorn.h, "Memory"), applied to every engine for comparison. */
+#define RSS_OVER_CACHE_MIB 41
 
 enum { PH_LOAD, PH_GET, PH_UPDATE, PH_SCAN, PH_N };
 static const char *const phase_name[PH_N] = { "load (random order)", "random get",
@@ -987,9 +990,12 @@ int main(int argc, char **argv)
 			for (int ph = 0; ph < PH_N; ph++)
 				if (res[i].rss_kib[ph] > peak)
 					peak = res[i].rss_kib[ph];
-			printf("; peak RSS %.1f MiB (budget cache + 32 = %zu MiB: %s)",
-			       (double)peak / 1024.0, c.cache_mib + 32,
-			       (size_t)peak <= (c.cache_mib + 32) * 1024 ? "ok" : "OVER");
+			/* untorn's stated budget (include/untorn.h, "Memory") */
+			printf("; peak RSS %.1f MiB (budget cache + %d = %zu MiB: %s)",
+			       (double)peak / 1024.0, RSS_OVER_CACHE_MIB,
+			       c.cache_mib + RSS_OVER_CACHE_MIB,
+			       (size_t)peak <= (c.cache_mib + RSS_OVER_CACHE_MIB) * 1024
+				       ? "ok" : "OVER");
 		}
 		printf("\n");
 	}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/vm-bench.sh - issue 11: untorn atomic against double-write in the VM,
+# bench/vm-bench.sh - untorn's torn-page protections (atomic writes,
+# double-write, full-page images in the log) against each other in the VM,
 # on a device model that makes the emulated disk (not TCG) the bottleneck,
 # with the peers beside them and the raw device as the ceiling.
 #
@@ -18,6 +19,9 @@
 #   w5  90% single gets, 10% durable single puts, data 4x the cache
 # Each run opens the preloaded files themselves (bench_durable --no-copy:
 # copies through the throttled disk would cost more than the runs), cold.
+# Each w1 run ends in a kill (bench_durable --recover: no close) and the
+# time to recover (open of the killed files to the first read, cold) is
+# its "recovery after a kill" column.
 # for the systems untorn atomic, doublewrite (forced), fullpage (page
 # images in the log), unsafe, SQLite (WAL,
 # 16 KiB pages, synchronous=FULL), LMDB (durable commits), RocksDB (WAL,
@@ -102,7 +106,7 @@ while [ $# -gt 0 ]; do
 	--name) name=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
 	--ckpt-sweep) ckpt_sweep=$2; shift ;;
-	-h | --help) sed -n '2,72p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) echo "vm-bench.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -154,7 +158,7 @@ csv=$out/$name.csv
 log=$out/$name.log
 summary=$out/$name.txt
 : >"$log"
-echo "profile,wl,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,p999_us,dev_wbytes,dev_wreqs,dev_flushes,page_bytes,dw_bytes,log_bytes,syncs,rss_kib,cpu_busy,note" >"$csv"
+echo "profile,wl,round,workload,system,threads,ops,commits,secs,ops_s,p50_us,p99_us,p999_us,dev_wbytes,dev_wreqs,dev_flushes,page_bytes,dw_bytes,log_bytes,syncs,rss_kib,cpu_busy,note,recover_s" >"$csv"
 
 # Guest command script for one boot: the workloads of LIST, each between two
 # ceiling runs.  "wl,NAME" lines tell the host which workload follows.
@@ -164,7 +168,7 @@ guest_script() { # guest_script LIST ROUNDS1 ROUNDS_OTHER SYSTEMS FS
 	for w in ${1//,/ }; do
 		local args r=$3 t=$secs
 		case $w in
-		1) args="-W update -s 8M -c 2 --warm-round${ckpt_sweep:+ --ckpt-sweep $ckpt_sweep}"
+		1) args="-W update -s 8M -c 2 --warm-round --recover${ckpt_sweep:+ --ckpt-sweep $ckpt_sweep}"
 		   r=$2 t=$secs1 ;;
 		2) args="-W update -s 8M -c 2 --threads 4,16" ;;
 		3) args="-W update -s 4M -c 16" ;;
@@ -231,8 +235,20 @@ for run in "${runs[@]}"; do
 	guest_script "$wl" "$rounds" "$rounds_other" "$sys" "$fs" >"$WORK/guest-$label.sh"
 	echo "guest script:" >&2
 	sed 's/^/  /' "$WORK/guest-$label.sh" >&2
-	# time limit: generous (TCG on a shared host), so a slow host still ends
-	tmo=$((600 + 400 * $(echo "${wl//,/ }" | wc -w) * rounds))
+	# time limit: generous (TCG on a shared host), so a slow host still ends:
+	# 75 s per run beyond its measured and warm-up seconds, every round
+	# counted with its round 0; w1 runs each untorn mode once per interval
+	nsys=$(echo "${sys//,/ }" | wc -w)
+	nut=$(echo ",$sys," | grep -o ',\(atomic\|doublewrite\|fullpage\|unsafe\)' | wc -l)
+	nck=$(echo "${ckpt_sweep//,/ }" | wc -w)
+	tmo=600
+	for w in ${wl//,/ }; do
+		case $w in
+		1) tmo=$((tmo + (rounds + 1) * (nsys - nut + nut * (nck > 0 ? nck : 1)) * (secs1 + warm + 75))) ;;
+		2) tmo=$((tmo + rounds_other * nsys * 2 * (secs + warm + 75))) ;;
+		*) tmo=$((tmo + rounds_other * nsys * (secs + warm + 75))) ;;
+		esac
+	done
 	say "boot: patched kernel, $NVME_AID_PARAM=$NVME_AID_ON (16 KiB atomic unit), timeout ${tmo}s"
 	set +e
 	bash "$VM/boot.sh" -k "$kernel" -i "$WORK/initramfs.cpio.gz" -t "$tmo" \
@@ -249,7 +265,7 @@ done
 say "summary"
 {
 	echo "vm-bench: $stamp, commit $commit$dirty, kernel $(basename "$kernel"), QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') TCG"
-	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")$([ -z "$ckpt_sweep" ] || echo "--ckpt-sweep $ckpt_sweep ")(profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
+	echo "command: bench/vm-bench.sh $([ $quick = 1 ] && echo --quick) $([ "$fslist" = xfs16k ] || echo "--fs $fslist ")$([ -z "$ckpt_sweep" ] || echo "--ckpt-sweep $ckpt_sweep ")(systems $systems, profiles $profiles, workloads $workloads, flush-profile workloads $flush_wl, w1 rounds $rounds x $secs1 s, other rounds $rounds_other x $secs s, ${warm} s warm-up each)"
 	echo "device model: NVMe; filesystems $fslist (profiles plp and flush on $first_fs; plp-FS on FS); throttling.bps-write=$bps, iops-write=$iops per iops-size=16384; plp: cache.no-flush=on; flush: real flushes (host fdatasync)"
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (host load average at the end; 2 host cores shared with other jobs: rates are emulated and noisy)"
 	echo

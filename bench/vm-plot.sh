@@ -17,9 +17,11 @@
 #   PREFIX-workloads.png ops/s per workload and system, first profile
 # The checkpoint-interval sweep (--ckpt-sweep), if run:
 #   PREFIX-ckpt.png     commits/s and KiB per commit (device, log) against
-#                       the interval, one line per mode, first profile
+#                       the interval, one line per mode, first profile, and
+#                       the recovery after a kill when the CSV has it
 # A plot whose data the CSV lacks (no workload 1, say) is skipped, with a
-# message on stderr for the workload 1 plots.
+# message on stderr for the workload 1 plots.  In a sweep-only run the
+# plots but PREFIX-ckpt.png show the untorn modes at the 64M interval.
 set -euo pipefail
 csv=$1 prefix=$2 commit=$3 stamp=$4
 command -v gnuplot >/dev/null || { echo "vm-plot.sh: gnuplot missing (apt-get install gnuplot-nox)" >&2; exit 1; }
@@ -29,6 +31,18 @@ trap 'rm -rf "$tmp"' EXIT
 # with the same name prefix, e.g. NAME-flush-...-bytes.png, are not)
 touch "$tmp/mark"
 label="untorn $commit, $stamp, QEMU/TCG: emulated rates"
+sweeplabel=$label
+# A checkpoint sweep names its untorn rows MODE@SIZE only (vm-bench.sh
+# --ckpt-sweep): the plots other than the sweep's show them at the engine's
+# default interval (64M, engine/db.h), as MODE, and say so.
+defiv=64M
+if awk -F, -v d="@$defiv" 'NR > 1 && $5 ~ /@/ { sw = 1 } NR > 1 && $5 ~ /^(atomic|doublewrite|fullpage|unsafe)$/ && $2 == "w1" { plain = 1 }
+	NR > 1 && substr($5, length($5) - length(d) + 1) == d { def = 1 } END { exit !(sw && def && !plain) }' "$csv"; then
+	awk -F, -v OFS=, -v d="@$defiv" '{ print } NR > 1 && substr($5, length($5) - length(d) + 1) == d {
+		$5 = substr($5, 1, length($5) - length(d)); print }' "$csv" >"$tmp/in.csv"
+	csv=$tmp/in.csv
+	label="$label; untorn modes at the $defiv checkpoint interval"
+fi
 
 # per (profile, wl, system, threads): median ops/s, min, max, p50, p99,
 # p99.9 medians, bytes per commit (device, page, dw, log)
@@ -46,15 +60,18 @@ NR == 1 || ($3 == 0 && $5 != "raw") || $7 + 0 == 0 { next }
 	if (!(k in o)) keys[++nk] = k
 	o[k] = o[k] " " $10; a[k] = a[k] " " $11; b[k] = b[k] " " $12; c[k] = c[k] " " $13
 	com[k] += $8; dev[k] += $14; pg[k] += $17; dw[k] += $18; lg[k] += $19
+	if ($24 != "") rec[k] = rec[k] " " $24
 }
 END {
 	for (i = 1; i <= nk; i++) {
 		k = keys[i]; cc = com[k] ? com[k] : 1
-		printf "%s,%.1f,%.1f,%.1f,%.0f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f\n", k, med(o[k]), mn(o[k]), mx(o[k]),
-			med(a[k]), med(b[k]), med(c[k]), dev[k] / cc / 1024, pg[k] / cc / 1024, dw[k] / cc / 1024, lg[k] / cc / 1024
+		printf "%s,%.1f,%.1f,%.1f,%.0f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f,%s\n", k, med(o[k]), mn(o[k]), mx(o[k]),
+			med(a[k]), med(b[k]), med(c[k]), dev[k] / cc / 1024, pg[k] / cc / 1024, dw[k] / cc / 1024, lg[k] / cc / 1024,
+			k in rec ? sprintf("%.3f", med(rec[k])) : "-" 
 	}
 }' "$csv" >"$tmp/agg.csv"
 # agg: 1 profile 2 wl 3 system 4 threads 5 med 6 min 7 max 8 p50 9 p99 10 p999 11 devKiB 12 pgKiB 13 dwKiB 14 lgKiB
+# 15 recovery after a kill, s (median; - if not measured)
 
 order="atomic doublewrite fullpage unsafe sqlite lmdb rocksdb"
 # profiles in the order of the CSV: all of them, those with workload 1 (1
@@ -287,22 +304,27 @@ fi
 # line per mode, so that where fullpage and doublewrite cross shows.
 sweepprof=$(awk -F, '$2 == "w1" && $4 == 1 && $3 ~ /@/ {print $1; exit}' "$tmp/agg.csv")
 if [ -n "$sweepprof" ]; then
-	# MODE MiB med min max devKiB logKiB, by mode then interval
+	# MODE MiB med min max devKiB logKiB recovery-s, by mode then interval
 	awk -F, -v p="$sweepprof" '$1 == p && $2 == "w1" && $4 == 1 && $3 ~ /@/ {
 		split($3, a, "@"); v = a[2] + 0; u = substr(a[2], length(a[2]))
 		mib = u == "G" ? v * 1024 : u == "K" ? v / 1024 : v
-		print a[1], mib, $5, $6, $7, $11, $14 }' "$tmp/agg.csv" | sort -k1,1 -k2,2g >"$tmp/sweep.raw"
+		print a[1], mib, $5, $6, $7, $11, $14, $15 }' "$tmp/agg.csv" | sort -k1,1 -k2,2g >"$tmp/sweep.raw"
 	smodes=$(awk '{print $1}' "$tmp/sweep.raw" | awk '!s[$0]++' | tr '\n' ' ')
+	# a third panel, recovery after a kill, when the runs measured it
+	spanels=2
+	awk '$8 != "-" { f = 1 } END { exit !f }' "$tmp/sweep.raw" && spanels=3
 	: >"$tmp/sweep.dat"
 	for m in $smodes; do
 		awk -v m="$m" '$1 == m' "$tmp/sweep.raw" >>"$tmp/sweep.dat"
 		printf '\n\n' >>"$tmp/sweep.dat"
 	done
 	{
-		echo "set terminal pngcairo size 1000,480 font 'sans,10'"
+		echo "set terminal pngcairo size $((500 * spanels)),480 font 'sans,10'"
 		echo "set output '$prefix-ckpt.png'"
-		echo "set multiplot layout 1,2 title \"Workload 1, profile $sweepprof: against the checkpoint interval (log bytes between checkpoints)\\n{/*0.8 $label}\""
+		echo "set datafile missing '-'"
+		echo "set multiplot layout 1,$spanels title \"Workload 1, profile $sweepprof: against the checkpoint interval (log bytes between checkpoints)\\n{/*0.8 $sweeplabel}\""
 		echo "set logscale x 2; set xlabel 'checkpoint interval (MiB)'; set grid; set key bottom right"
+		echo "set offsets graph 0.05, graph 0.05, 0, 0"
 		echo "set ylabel 'commits/s (median, bars min-max)'; set yrange [0:*]"
 		printf "plot "
 		i=0
@@ -322,6 +344,17 @@ if [ -n "$sweepprof" ]; then
 			i=$((i + 1))
 		done
 		echo
+		if [ $spanels = 3 ]; then
+			echo "set ylabel 'recovery after a kill (s, median)'; set key top left; set yrange [0:*]"
+			printf "plot "
+			i=0
+			for m in $smodes; do
+				[ $i -gt 0 ] && printf ", "
+				printf "'%s' index %d using 2:8 with linespoints lw 2 pt 7 lc %d title '%s'" "$tmp/sweep.dat" $i $((i + 1)) "$m"
+				i=$((i + 1))
+			done
+			echo
+		fi
 		echo "unset multiplot"
 	} >"$tmp/sweep.gp"
 	gnuplot "$tmp/sweep.gp"

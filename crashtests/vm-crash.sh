@@ -12,7 +12,7 @@
 # A cycle: boot the patched kernel on the carried-over disk image; the guest
 # (crashtests/vm-guest.sh, crashtests/vmcrash.c) checks what the previous
 # kill left, then runs the workload, printing "start N", "committed N",
-# "checkpoint N" and "flush B dirty=D" (the page cleaner starts a batch of
+# "checkpoint N" and "flush B dirty=D ckpt=K" (the cleaner starts a batch of
 # at most D pages); this script SIGKILLs QEMU either inside the in-place
 # page writes of the 1st-3rd cleaner batch (EVENT_SHARE, 75% of the cycles:
 # EVENT_LEAD_MS after its "flush" line, past doublewrite's copies, then a
@@ -377,7 +377,10 @@ run_job() {
 						win=$((EVENT_LEAD_MS + skip + efrac * win / 1000))
 						edelay=$(printf '%d.%03d' $((win / 1000)) $((win % 1000)))
 						echo "### event kill in ${edelay}s (batch of <= ${b} pages)" >>"$log"
-						kill_after "$edelay" "${line%% *}" &
+						# a batch begun inside an explicit
+						# checkpoint counts as a kill after
+						# a checkpoint (the guest's ckpt=1)
+						kill_after "$edelay" "$([[ $line == *" ckpt=1"* ]] && echo checkpoint || echo flush)" &
 						etimer=$!
 					fi
 				fi

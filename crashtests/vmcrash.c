@@ -32,11 +32,12 @@
  *        start N        before the transaction's first write
  *        committed N    after ut_commit(N) returned
  *        checkpoint N   just before an explicit ut_checkpoint (every C commits)
- *        flush B dirty=D  the page cleaner starts the I/O of its Bth batch
+ *        flush B dirty=D ckpt=K  the page cleaner starts the I/O of its Bth batch
  *                       of this run (ut_pager_set_batch_hook: the copies
  *                       are taken, no page of the batch written yet); D =
  *                       frames dirty then, >= the batch's size (evictions,
- *                       explicit and automatic checkpoints alike)
+ *                       explicit and automatic checkpoints alike); K = 1
+ *                       when a writer is inside an explicit ut_checkpoint
  *      until killed (or --txns / --max-secs: then it closes and exits 0).
  *      A fresh database (first boot, or after a reset) is first filled with
  *      transactions 1..W (--warmup), before "ready from W+1".
@@ -613,6 +614,7 @@ struct run {
 	_Atomic int failed;
 	double deadline;
 	_Atomic uint64_t batches; /* cleaner batches started in this run */
+	_Atomic int in_ckpt;      /* writers inside an explicit ut_checkpoint */
 };
 
 static void *writer(void *arg)
@@ -670,7 +672,9 @@ static void *writer(void *arg)
 
 			ut_stats_get(r->db, &a);
 			printf("checkpoint %" PRIu64 "\n", n);
+			atomic_fetch_add(&r->in_ckpt, 1);
 			rc = ut_checkpoint(r->db);
+			atomic_fetch_sub(&r->in_ckpt, 1);
 			ut_stats_get(r->db, &b);
 			printf("checkpoint-done %" PRIu64 " ms=%.0f pages=%" PRIu64
 			       " dw=%" PRIu64 "\n", n, (now_s() - t0) * 1000,
@@ -692,14 +696,18 @@ static void *writer(void *arg)
 /* The page cleaner's batch hook: called in the cleaner thread after it
  * copied a batch and before the batch's first write (pool mutex not held),
  * so the line marks the start of the batch's I/O.  Printed and flushed at
- * once: the host times its kill from this line. */
+ * once: the host times its kill from this line.  ckpt=1: a writer was
+ * inside an explicit ut_checkpoint when the batch began (the batch writes
+ * that checkpoint's pages, or eviction pages beside it), so the host can
+ * tell kills inside checkpoints from kills inside eviction batches. */
 static void batch_started(void *arg)
 {
 	struct run *r = arg;
 	uint64_t b = atomic_fetch_add(&r->batches, 1) + 1;
 	size_t dirty = ut_pager_dirty_frames(ut_db_pager(r->db));
 
-	printf("flush %" PRIu64 " dirty=%zu\n", b, dirty);
+	printf("flush %" PRIu64 " dirty=%zu ckpt=%d\n", b, dirty,
+	       atomic_load(&r->in_ckpt) > 0);
 	fflush(stdout);
 }
 

@@ -636,9 +636,10 @@ int ut_txn_change_rc(ut_txn *t, int rc)
 	return rc;
 }
 
-/* ut_put's and ut_tput's arguments. */
-int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
-		     size_t vlen)
+/* ut_put's and ut_tput's arguments; inlined into ut_put, as before named
+ * tables shared it (a call here cost the default put ~27 instructions). */
+static inline __attribute__((always_inline)) int
+check_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
 	int rc;
 
@@ -654,13 +655,19 @@ int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
 	return 0;
 }
 
+int ut_txn_check_put(ut_txn *t, const void *key, size_t klen, const void *val,
+		     size_t vlen)
+{
+	return check_put(t, key, klen, val, vlen);
+}
+
 int ut_put(ut_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
 	int rc, added;
 
 	ut_clear_errdetail();
 
-	if ((rc = ut_txn_check_put(t, key, klen, val, vlen)))
+	if ((rc = check_put(t, key, klen, val, vlen)))
 		return rc;
 	ut_txn_changing(t);
 	rc = ut_bt_put(t->db->pager, key, klen, val, vlen, &added);

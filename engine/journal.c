@@ -446,8 +446,9 @@ int ut_pager_alloc(ut_pager *p, int type, ut_pg **out)
 		return rc;
 	}
 	ut_page_init(f->pg.data, pgno, type);
-	f->pg.pgno = pgno;
-	f->cur = NULL; /* new to the file: the frame's buffer is the copy */
+	frame_set_pgno(f, pgno);
+	/* new to the file: the frame's buffer is the copy */
+	pager_frame_set_cur(p, f, NULL);
 	f->touched = ~0ull;
 	f->valid = 1;
 	f->txn = 1;
@@ -648,9 +649,9 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 
 		nv[i]->pg.data = f->pg.data;
 		nv[i]->pg.pgno = f->pg.pgno;
-		/* swapped before the old one is retired: a reader's hit pins
-		 * what it finds under the stripe, so old is never freed
-		 * under it */
+		/* swapped before the old one is retired: a reader's hit that
+		 * pins old after this finds the frame holds another version
+		 * and lets it go (pool.c) */
 		pager_frame_set_cur(p, f, nv[i]);
 		nv[i] = old;
 	}
@@ -661,12 +662,13 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 
 		if (old) {
 			/* the private copy is the frame's page now; no
-			 * snapshot sees old and no reader pins it (none can
-			 * find it now): its buffer, which differs from the new
+			 * snapshot sees old and no reader pins it (frozen: a
+			 * hit that read its address before the swap cannot pin
+			 * it now): its buffer, which differs from the new
 			 * version in the blocks this commit touched, is the
 			 * next private copy */
 			p->preout--;
-			if (!pager_snap_sees(p, old) && !pver_readers(old)) {
+			if (!pager_snap_sees(p, old) && pver_freeze(old)) {
 				shadow_keep(p, f, old->pg.data, f->touched);
 				pager_pver_free(p, old);
 			} else {
@@ -712,13 +714,19 @@ static void check_touched(const struct frame *f)
 static void check_touched(const struct frame *f) { (void)f; }
 #endif
 
-/* An unused version object back to the writer's stash. */
-static void stash_put(ut_pager *p, struct pver *v)
+/* An unused version object back to the writer's stash, or the spares
+ * (never freed: a reader may still try to pin it).  locked: p->mu held. */
+static void stash_put(ut_pager *p, struct pver *v, int locked)
 {
-	if (p->nvstash < VSTASH)
+	if (p->nvstash < VSTASH) {
 		p->vstash[p->nvstash++] = v;
-	else
-		free(v);
+		return;
+	}
+	if (!locked)
+		pthread_mutex_lock(&p->mu);
+	pager_pver_free(p, v);
+	if (!locked)
+		pthread_mutex_unlock(&p->mu);
 }
 
 /* A committed version for each page of the transaction, allocated before
@@ -738,14 +746,11 @@ static struct pver **new_versions(ut_pager *p, size_t n)
 		struct pver *v = p->nvstash ? p->vstash[--p->nvstash]
 					    : pager_pver_new(NULL, 0);
 
-		if (v) { /* recycled or new: as pager_pver_new makes it */
-			memset(v, 0, sizeof(*v));
-			v->pg.snap = 1;
-			v->refs = 1;
-		}
+		if (v) /* recycled or new: as pager_pver_new makes it */
+			pager_pver_init(v, NULL, 0);
 		if (!v) {
 			while (i--)
-				stash_put(p, p->nvbuf[i]);
+				stash_put(p, p->nvbuf[i], 0);
 			return NULL;
 		}
 		p->nvbuf[i] = v;
@@ -832,7 +837,7 @@ int ut_pager_commit(ut_pager *p, int sync)
 		end_txn(p);
 	} else {
 		for (size_t i = 0; nv && i < p->ntx; i++)
-			stash_put(p, nv[i]);
+			stash_put(p, nv[i], 1);
 		discard_txn(p);
 	}
 	pthread_mutex_unlock(&p->mu);

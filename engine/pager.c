@@ -163,8 +163,16 @@ static void pager_free_all(ut_pager *p)
 	free(p->vbuckets);
 	pthread_cond_destroy(&p->load_cv);
 	for (size_t i = 0; i < p->nframes; i++) {
+		if (p->frames[i]->cur)
+			free(p->frames[i]->cur->aux);
 		free(p->frames[i]->cur);
 		free(p->frames[i]);
+	}
+	while (p->ffree) {
+		struct frame *f = p->ffree;
+
+		p->ffree = f->fnext;
+		free(f);
 	}
 	while (p->vfree) {
 		struct pver *v = p->vfree;
@@ -181,7 +189,7 @@ static void pager_free_all(ut_pager *p)
 	free(p->pool);
 	free(p->advise);
 	free(p->frames);
-	free(p->buckets);
+	pager_ptable_free(p);
 	free(p->tx);
 	free(p->logpages);
 	free(p->fpages);
@@ -190,8 +198,6 @@ static void pager_free_all(ut_pager *p)
 		ut_file_close(p->rfile);
 	ut_file_close(p->file);
 	pthread_mutex_destroy(&p->mu);
-	for (unsigned i = 0; i < HSTRIPES; i++)
-		pthread_mutex_destroy(&p->stripes[i].mu);
 	free(p->path);
 	free(p);
 }
@@ -454,9 +460,12 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 /* Frame f, holding page pgno as read or written at open, becomes valid. */
 static int adopt(ut_pager *p, struct frame *f, uint32_t pgno)
 {
-	if (!(f->cur = pager_pver_new(f->pg.data, pgno)))
+	struct pver *v = pager_pver_new(f->pg.data, pgno);
+
+	if (!v)
 		return UT_ENOMEM;
-	f->pg.pgno = pgno;
+	pager_frame_set_cur(p, f, v);
+	frame_set_pgno(f, pgno);
 	f->valid = 1;
 	pager_hinsert(p, f);
 	return UT_OK;
@@ -550,7 +559,7 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	int rc;
 
 	*out = NULL;
-	/* over-aligned (its lock stripes sit on cache lines of their own):
+	/* over-aligned (its reader slots sit on cache lines of their own):
 	 * calloc promises only max_align_t */
 	p = aligned_alloc(_Alignof(ut_pager),
 			  (sizeof(*p) + _Alignof(ut_pager) - 1) /
@@ -569,8 +578,6 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 		pthread_mutexattr_init(&ma);
 		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 		pthread_mutex_init(&p->mu, &ma);
-		for (unsigned i = 0; i < HSTRIPES; i++)
-			pthread_mutex_init(&p->stripes[i].mu, &ma);
 		pthread_mutexattr_destroy(&ma);
 	}
 	pthread_mutex_init(&p->flush_mu, NULL);
@@ -597,12 +604,12 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	p->maxframes = cfg->cache_bytes / UT_PAGE_SIZE;
 	if (p->maxframes < UT_PAGER_MIN_FRAMES)
 		p->maxframes = UT_PAGER_MIN_FRAMES;
-	p->nbuckets = 64;
-	while (p->nbuckets < 2 * p->maxframes)
-		p->nbuckets *= 2;
-	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
+	size_t nb = 64;
+
+	while (nb < 2 * p->maxframes)
+		nb *= 2;
 	p->vbuckets = calloc(VBUCKETS, sizeof(*p->vbuckets));
-	if (!p->buckets || !p->vbuckets || pager_snap_init(p)) {
+	if (pager_ptable_init(p, nb) || !p->vbuckets || pager_snap_init(p)) {
 		rc = UT_ENOMEM;
 		goto fail;
 	}

@@ -103,9 +103,10 @@
  *    bookkeeping only: a page read on a pool miss runs without it (the
  *    frame is marked loading; a second thread wanting that page waits for
  *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
- *    commit's log append.  A reader's pool hit takes only the page's
- *    page-table stripe lock, not the mutex, and a page its snapshot holds
- *    already (an interior page it read) not even that (pool.c); a
+ *    commit's log append.  A reader's pool hit takes no lock (atomic
+ *    loads of the page table, a pin on the version, pool.c), and a page
+ *    its snapshot holds already (an interior page it read) not even a
+ *    pin; a
  *    snapshot's begin and end take no lock in the common case (reader
  *    slots, version.c).  Readers on any threads call snap_begin/get_at/
  *    release/snap_end at any time.  Everything that changes pages (write,
@@ -352,6 +353,15 @@ int ut_pager_get(ut_pager *p, uint32_t pgno, ut_pg **out);
 int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out);
 /* Release a page from ut_pager_get, _get_at or _alloc. */
 void ut_pager_release(ut_pager *p, ut_pg *pg);
+/* Data a reader derived from a page it got from ut_pager_get_at(p, s, ..)
+ * (btree.c: an interior page's search index), kept with the committed
+ * version the page is -- which never changes -- for every reader of it
+ * until the version is freed (free()).  _aux: the kept data, or NULL.
+ * _set_aux: aux (malloc'ed) is kept unless another reader's came first:
+ * then aux is freed; returns the kept one.  Pages of the writer (s NULL)
+ * keep nothing: NULL, and aux is freed. */
+void *ut_pager_aux(ut_snap *s, const ut_pg *pg);
+void *ut_pager_set_aux(ut_snap *s, ut_pg *pg, void *aux);
 
 /* Begin and end a reader's snapshot.  Neither waits for the writer nor
  * takes a lock, but for the first begin after open, a begin that finds

@@ -5,10 +5,11 @@
  * those files offers the others.  Locking: p->mu guards every field
  * below but those the single writer owns (tx, ntx outside the pool's
  * reading of them, logpages) and the atomics (fatal, poisoned).
- * The page table (buckets, each frame's hnext) and the fields a reader's
- * pool hit reads (a hashed frame's cur and loading) change under p->mu and
- * the page's stripe lock both, so a reader's hit takes its stripe alone
- * (pool.c).
+ * The page table (the table, each frame's hnext and pgno) and a frame's
+ * cur change under p->mu with atomic stores, because a reader's pool hit
+ * reads them with no lock at all (pool.c: frames and tables are never
+ * freed while the handle is open, a version's pin is taken unless its
+ * count is 0 and then checked).
  */
 #ifndef UT_PAGER_INT_H
 #define UT_PAGER_INT_H
@@ -20,11 +21,6 @@
 #include "pager.h"
 
 #define VBUCKETS 4096u /* version store hash buckets (a power of two) */
-/* Page-table lock stripes (a power of two, at most the 64 buckets the
- * table starts with, so that a bucket's frames share one stripe; growing
- * the table holds them all, and ThreadSanitizer tracks at most 64 locks
- * held at once). */
-#define HSTRIPES 32u
 #define EVICT_BATCH 64
 /* Pages per page-cleaner batch: one strategy call, so one double-write
  * copy write and sync for up to this many pages (InnoDB's
@@ -33,17 +29,20 @@
 #define POOL_SLACK 64 /* spare page buffers kept resident beyond the bound */
 #define SLAB_PAGES 64 /* page buffers per mmap'd slab */
 /* Pre-images beyond this many count against the cache bound (evicting
- * clean frames); up to it they ride on top of it.  24 MiB keeps resident
- * memory within cache_bytes + 32 MiB for ordinary transactions without
- * shrinking the cache for them. */
+ * clean frames); up to it they ride on top of it.  24 MiB holds a
+ * 1000-update transaction's copies over a million keys without shrinking
+ * the cache for them; it is part of the documented budget, cache_bytes +
+ * 41 MiB resident (include/untorn.h, "Memory"). */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
-/* Version objects kept for reuse (p->vfree), and in the writer's stash. */
-#define VFREE_MAX 4096u
 /* The writer's memo: slots (a power of two), and the frames it pins at
  * most (and at most an eighth of the bound: pinned frames are not
  * evictable). */
 #define WMEMO 128u
 #define WMEMO_MAX 64u
+/* Version objects in the writer's stash.  (Spare ones, p->vfree, are
+ * never freed while the handle is open: a reader's hit may still hold the
+ * address of one, and its pin attempt must find a version object there,
+ * pool.c.) */
 #define VSTASH 256u
 
 /* A committed version of a page.  Its data never changes once published
@@ -55,8 +54,14 @@ struct pver {
 	ut_pg pg;       /* first: a reader's ut_pg * is a struct pver * */
 	/* Readers' pins, plus one while owned (current in a frame, or kept
 	 * in the version store); whoever drops the last one frees it.
-	 * Atomic: a reader's release takes no lock. */
+	 * Atomic: a reader pins with no lock (pver_pin: never from 0) and
+	 * releases with none; an owner that frees a version it may still be
+	 * found by takes the count from 1 to 0 (pver_freeze), so that no
+	 * pin can come after. */
 	uint32_t refs;
+	/* What a reader derived from the page (ut_pager_set_aux), or NULL;
+	 * atomic, set once, freed with the version. */
+	void *aux;
 	uint64_t until; /* kept: LSN of the commit that replaced it */
 	struct pver *hnext; /* kept: store bucket chain, newest first */
 	struct pver **hpprev; /* kept: what points at it in that chain */
@@ -104,13 +109,50 @@ static inline uint32_t pver_readers(const struct pver *v)
 	return __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE) - 1;
 }
 
+/* A reader's pin on v, unless v is not owned (count 0: freed, or being
+ * freed by pver_freeze): then 0. */
+static inline int pver_pin(struct pver *v)
+{
+	uint32_t r = __atomic_load_n(&v->refs, __ATOMIC_RELAXED);
+
+	do {
+		if (!r)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&v->refs, &r, r + 1, 1,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return 1;
+}
+
+/* The owner lets v go if no reader pins it: 1, and no pin can follow
+ * (pver_pin fails from now on); 0 if a reader pins it. */
+static inline int pver_freeze(struct pver *v)
+{
+	uint32_t one = 1;
+
+	return __atomic_compare_exchange_n(&v->refs, &one, 0, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
 /* A page in the pool.  pg is the writer's view: outside the write
  * transaction pg.data is cur's data; inside it a private copy the writer
  * changes (cur, the last committed version, stays what readers see and
- * what the cleaner writes). */
+ * what the cleaner writes).  What a reader's hit reads (pg.pgno, cur,
+ * hnext, ref) shares the first cache line; those are stored atomically
+ * (pgno by frame_set_pgno, cur by pager_frame_set_cur). */
 struct frame {
 	ut_pg pg; /* first: a ut_pg * is a struct frame * */
-	struct pver *cur; /* NULL: not valid, or new to the file in the txn */
+	struct pver *cur; /* NULL: not valid, loading, or new to the file in the txn */
+	struct frame *hnext;
+	uint8_t ref;      /* clock bit; atomic: set by readers with no lock */
+	uint8_t valid, txn;
+	uint8_t dirty;    /* cur differs from the data file */
+	uint8_t loading;  /* being read from the file (pinned meanwhile) */
+	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
+	uint8_t ckpt;     /* dirty when the pending checkpoint began */
+	uint32_t pin; /* the writer's pins; atomic: released without p->mu
+		       * (taken under it, so an evictor under p->mu sees at
+		       * worst a pin about to go: it skips the frame) */
+	uint32_t wgen; /* bumped when a commit replaces cur */
 	uint64_t touched; /* blocks changed in the transaction (ut_log_page) */
 	/* The writer's next private copy, made ahead (journal.c): a buffer
 	 * holding an earlier image of the page, equal to cur's data but in
@@ -119,17 +161,21 @@ struct frame {
 	uint8_t *shadow;
 	uint64_t shadow_stale;
 	struct frame *sh_prev, *sh_next; /* p->shadow_old..shadow_new */
-	struct frame *hnext;
-	uint32_t pin; /* the writer's pins; atomic: released without p->mu
-		       * (taken under it, so an evictor under p->mu sees at
-		       * worst a pin about to go: it skips the frame) */
-	uint32_t wgen; /* bumped when a commit replaces cur */
-	uint8_t valid, txn;
-	uint8_t ref;      /* clock bit; atomic: set by readers under a stripe */
-	uint8_t dirty;    /* cur differs from the data file */
-	uint8_t loading;  /* being read from the file (pinned meanwhile) */
-	uint8_t flushing; /* a snapshot of it is being written by the cleaner */
-	uint8_t ckpt;     /* dirty when the pending checkpoint began */
+	struct frame *fnext; /* p->ffree: a frame out of the pool */
+};
+
+static inline void frame_set_pgno(struct frame *f, uint32_t pgno)
+{
+	__atomic_store_n(&f->pg.pgno, pgno, __ATOMIC_RELAXED);
+}
+
+/* The page table: pgno -> frame, chained through hnext.  A reader finds
+ * it with one atomic load; a grown table replaces it and the old one is
+ * kept (old) until close, for readers still walking it. */
+struct ptable {
+	struct ptable *old;
+	size_t mask; /* buckets - 1, a power of two less one */
+	struct frame *b[];
 };
 
 static inline uint32_t frame_pins(const struct frame *f)
@@ -153,14 +199,14 @@ struct ut_pager {
 	ut_io_counters ctr;
 	ut_log_hooks hooks;
 	pthread_mutex_t mu;
-	struct hstripe {
-		pthread_mutex_t mu;
-	} __attribute__((aligned(64))) stripes[HSTRIPES];
 
 	struct frame **frames;
 	size_t nframes, capframes, maxframes, hand;
-	struct frame **buckets;
-	size_t nbuckets; /* power of two */
+	struct ptable *ptab; /* atomic: readers load it with no lock */
+	size_t nbuckets;     /* ptab's, for the writer (p->mu) */
+	/* Frames taken out of the pool, for reuse: never freed while open,
+	 * a reader may be looking at one (pool.c). */
+	struct frame *ffree;
 	struct frame *meta;
 
 	int in_txn;
@@ -383,6 +429,9 @@ static inline uint64_t hdr_field64(const ut_pager *p, int off)
 }
 
 /* pool.c */
+/* The page table, n buckets (a power of two), and all of its sizes. */
+int pager_ptable_init(ut_pager *p, size_t n);
+void pager_ptable_free(ut_pager *p);
 struct frame *pager_hfind(ut_pager *p, uint32_t pgno);
 void pager_hinsert(ut_pager *p, struct frame *f);
 uint8_t *pager_buf_get(ut_pager *p);
@@ -413,6 +462,8 @@ void pager_memo_release(ut_pager *p, ut_snap *s);
 
 /* version.c */
 struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
+/* v (new, spare or stashed) made as pager_pver_new makes one. */
+void pager_pver_init(struct pver *v, uint8_t *data, uint32_t pgno);
 /* A spare version object if one is at hand, else a new one.  p->mu held. */
 struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno);
 /* v (no longer referenced) kept for reuse, or freed.  p->mu held. */

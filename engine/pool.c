@@ -4,14 +4,30 @@
  *
  * Contract (pager.h, "Buffer pool" and "Thread safety"): a reader's pool
  * hit -- the page's frame is in the table and its committed version is
- * one the reader's snapshot sees -- takes only the page's stripe lock (one
- * of HSTRIPES, by page number), never p->mu: readers on different pages
- * never meet, and the writer meets a reader only on the stripe of a page
- * it is publishing.  Everything else (the writer's gets, misses, versions
- * kept for older snapshots) runs under p->mu.  A miss takes a frame (a
- * clean, unpinned one by clock sweep, or a new one within the bound, or
- * past it when nothing is evictable), marks it loading and reads the page
- * without the mutex.  The writer gets the frame itself; a reader gets the
+ * one the reader's snapshot sees -- takes no lock: the page table, its
+ * chains and the frame's version are read with atomic loads while the
+ * writer (or another reader's miss, or the cleaner) changes them under
+ * p->mu, and the version is pinned (its count raised, never from 0) and
+ * then checked to still be the frame's: readers never meet one another
+ * or the writer on a lock, only on the cache line of a version both use.
+ * What makes the loads safe: the table and the frames are never freed
+ * while the handle is open (a grown table keeps the one it replaced, a
+ * frame out of the pool waits for reuse on p->ffree), nor are version
+ * objects (spares are kept), so an address a hit read is always one of
+ * those; whoever frees a version a hit may still find, or reuses its
+ * buffer (eviction, a commit's replaced version), first takes its count
+ * from 1 to 0 (pver_freeze), after which no pin succeeds, and keeps it
+ * when that fails (a reader pinned it).  Why a pin and not epochs (a
+ * version reused only once every reader active when it went has ended):
+ * a value handed out stays valid until its transaction ends, so an epoch
+ * would have to cover the whole transaction, and one long or idle read
+ * transaction would then keep every buffer evicted or version dropped
+ * for the snapshot budget meanwhile -- no cache bound, no budget.  A pin
+ * keeps exactly what a reader holds.  Everything else (the writer's
+ * gets, misses, versions kept for older snapshots) runs under p->mu.  A
+ * miss takes a frame (a clean, unpinned one by clock sweep, or a new one
+ * within the bound, or past it when nothing is evictable), marks it
+ * loading and reads the page without the mutex.  The writer gets the frame itself; a reader gets the
  * version its snapshot sees (version.c).  Frames a reader pins (through a
  * version) or the writer pins or has in its transaction are never evicted.
  * A page read from the file must pass its checksum and be no newer than
@@ -25,6 +41,7 @@
  */
 #include <assert.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,86 +49,108 @@
 
 #include "pager_int.h"
 
-static inline size_t hslot(ut_pager *p, uint32_t pgno)
+static inline size_t hslot(const struct ptable *t, uint32_t pgno)
 {
-	return (size_t)(pgno * 2654435761u) & (p->nbuckets - 1);
+	return (size_t)(pgno * 2654435761u) & t->mask;
 }
 
-/* pgno's stripe: its bucket's low bits, which do not depend on the table's
- * size (at least HSTRIPES buckets), so a reader computes it without
- * reading nbuckets, which hgrow changes under the stripes it is about to
- * take. */
-static inline pthread_mutex_t *stripe(ut_pager *p, uint32_t pgno)
+static inline struct frame *ld_frame(struct frame *const *x)
 {
-	return &p->stripes[(size_t)(pgno * 2654435761u) & (HSTRIPES - 1)].mu;
+	return __atomic_load_n(x, __ATOMIC_ACQUIRE);
 }
 
-/* p->mu or pgno's stripe held. */
+static inline void st_frame(struct frame **x, struct frame *f)
+{
+	__atomic_store_n(x, f, __ATOMIC_RELEASE);
+}
+
+/* p->mu held. */
 struct frame *pager_hfind(ut_pager *p, uint32_t pgno)
 {
-	struct frame *f = p->buckets[hslot(p, pgno)];
+	struct frame *f = p->ptab->b[hslot(p->ptab, pgno)];
 
 	while (f && f->pg.pgno != pgno)
 		f = f->hnext;
 	return f;
 }
 
-/* p->mu held. */
+/* p->mu held; f's pgno and cur (NULL, or its version) are set. */
 void pager_hinsert(ut_pager *p, struct frame *f)
 {
-	size_t s = hslot(p, f->pg.pgno);
+	struct frame **b = &p->ptab->b[hslot(p->ptab, f->pg.pgno)];
 
-	pthread_mutex_lock(stripe(p, f->pg.pgno));
-	f->hnext = p->buckets[s];
-	p->buckets[s] = f;
-	pthread_mutex_unlock(stripe(p, f->pg.pgno));
+	st_frame(&f->hnext, *b);
+	st_frame(b, f);
 }
 
 void pager_frame_set_cur(ut_pager *p, struct frame *f, struct pver *v)
 {
-	pthread_mutex_lock(stripe(p, f->pg.pgno));
-	f->cur = v;
+	(void)p;
+	/* release: v's fields and data before a reader that finds it */
+	__atomic_store_n(&f->cur, v, __ATOMIC_RELEASE);
 	f->loading = 0;
-	pthread_mutex_unlock(stripe(p, f->pg.pgno));
 }
 
-/* p->mu and f's stripe held. */
+/* p->mu held.  A reader walking the chain at f may go on to the frames
+ * after it, or stop: either way it misses at worst (its slow path, under
+ * p->mu, looks again). */
 static void hremove(ut_pager *p, struct frame *f)
 {
-	struct frame **pp = &p->buckets[hslot(p, f->pg.pgno)];
+	struct frame **pp = &p->ptab->b[hslot(p->ptab, f->pg.pgno)];
 
 	while (*pp && *pp != f)
 		pp = &(*pp)->hnext;
 	if (*pp)
-		*pp = f->hnext;
-	f->hnext = NULL;
+		st_frame(pp, f->hnext);
+	st_frame(&f->hnext, NULL);
 }
 
-/* p->mu held; takes every stripe (the table doubles rarely). */
+static struct ptable *ptable_new(size_t n)
+{
+	struct ptable *t = calloc(1, sizeof(*t) + n * sizeof(t->b[0]));
+
+	if (t)
+		t->mask = n - 1;
+	return t;
+}
+
+int pager_ptable_init(ut_pager *p, size_t n)
+{
+	p->ptab = ptable_new(n);
+	p->nbuckets = n;
+	return p->ptab ? UT_OK : UT_ENOMEM;
+}
+
+void pager_ptable_free(ut_pager *p)
+{
+	for (struct ptable *t = p->ptab, *old; t; t = old) {
+		old = t->old;
+		free(t);
+	}
+	p->ptab = NULL;
+}
+
+/* p->mu held.  Readers walking the old table meanwhile may miss (the
+ * frames' chains change under them) but find only frames: it stays,
+ * linked from the new one, until close (the sizes double: all of them
+ * together are smaller than the last). */
 static int hgrow(ut_pager *p)
 {
-	size_t n = p->nbuckets * 2;
-	struct frame **nb = calloc(n, sizeof(*nb));
+	struct ptable *o = p->ptab, *t = ptable_new(p->nbuckets * 2);
 
-	if (!nb)
+	if (!t)
 		return UT_ENOMEM;
-	assert(p->nbuckets >= HSTRIPES);
-	for (unsigned i = 0; i < HSTRIPES; i++)
-		pthread_mutex_lock(&p->stripes[i].mu);
-	for (size_t i = 0; i < p->nbuckets; i++) {
-		struct frame *f = p->buckets[i], *next;
+	for (size_t i = 0; i <= o->mask; i++) {
+		struct frame *f = o->b[i], *next;
 		for (; f; f = next) {
 			next = f->hnext;
-			size_t s = (size_t)(f->pg.pgno * 2654435761u) & (n - 1);
-			f->hnext = nb[s];
-			nb[s] = f;
+			st_frame(&f->hnext, t->b[hslot(t, f->pg.pgno)]);
+			t->b[hslot(t, f->pg.pgno)] = f;
 		}
 	}
-	free(p->buckets);
-	p->buckets = nb;
-	p->nbuckets = n;
-	for (unsigned i = 0; i < HSTRIPES; i++)
-		pthread_mutex_unlock(&p->stripes[i].mu);
+	t->old = o;
+	__atomic_store_n(&p->ptab, t, __ATOMIC_RELEASE);
+	p->nbuckets *= 2;
 	return UT_OK;
 }
 
@@ -296,6 +335,16 @@ void pager_advise_drain(ut_pager *p)
 }
 
 
+/* f, out of the table and the pool, is kept for reuse: a reader's hit
+ * that loaded its address from the table before it left may still read
+ * its pgno, hnext and cur (never freed while open; pager.c frees them at
+ * close). */
+static void frame_out(ut_pager *p, struct frame *f)
+{
+	f->fnext = p->ffree;
+	p->ffree = f;
+}
+
 struct frame *pager_new_frame(ut_pager *p)
 {
 	struct frame *f;
@@ -310,12 +359,23 @@ struct frame *pager_new_frame(ut_pager *p)
 	}
 	if (p->nframes >= p->nbuckets && hgrow(p))
 		return NULL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
+	if ((f = p->ffree)) {
+		/* as calloc makes one, but for what a reader's hit may be
+		 * reading: out of the table, no version (a hit misses) */
+		p->ffree = f->fnext;
+		assert(!f->cur && !f->hnext && !f->shadow);
+		f->valid = f->txn = f->dirty = f->loading = 0;
+		f->flushing = f->ckpt = 0;
+		f->touched = f->shadow_stale = 0;
+		f->wgen = 0;
+		frame_set_pins(f, 0);
+		__atomic_store_n(&f->ref, 0, __ATOMIC_RELAXED);
+	} else if (!(f = calloc(1, sizeof(*f)))) {
 		return NULL;
+	}
 	f->pg.data = pager_buf_get(p);
 	if (!f->pg.data) {
-		free(f);
+		frame_out(p, f);
 		return NULL;
 	}
 	p->frames[p->nframes++] = f;
@@ -381,21 +441,26 @@ static int dirty_evictable(const ut_pager *p)
 
 /* Make a valid frame that no one pins invalid; its cur's buffer becomes the
  * frame's spare buffer again.  A reader's hit may have pinned cur since the
- * caller looked (it takes only the stripe): then the frame stays. */
+ * caller looked (it takes no lock): then the frame stays.  Else cur's
+ * count goes from 1 to 0 first, so that a hit that still finds it can no
+ * longer pin it (pver_pin), before the buffer is reused. */
 int pager_frame_forget(ut_pager *p, struct frame *f)
 {
-	pthread_mutex_t *sm = stripe(p, f->pg.pgno);
 	struct pver *v = f->cur;
 
 	assert(!frame_pins(f) && !f->txn && !f->loading);
-	pthread_mutex_lock(sm);
-	if (v && pver_readers(v)) {
-		pthread_mutex_unlock(sm);
+#ifdef UT_PLANT_FORGET_NOFREEZE
+	/* planted bug (tests): checked, not frozen -- a hit may pin v
+	 * between the check and the buffer's reuse */
+	if (v && pver_readers(v))
 		return UT_EBUSY;
-	}
+	sched_yield();
+#else
+	if (v && !pver_freeze(v))
+		return UT_EBUSY;
+#endif
 	hremove(p, f);
-	f->cur = NULL;
-	pthread_mutex_unlock(sm);
+	pager_frame_set_cur(p, f, NULL);
 	f->valid = 0;
 	f->dirty = 0;
 	f->ckpt = 0;
@@ -462,7 +527,7 @@ void pager_drop_one(ut_pager *p)
 	if (p->hand >= p->nframes)
 		p->hand = 0;
 	pager_buf_put(p, f->pg.data);
-	free(f);
+	frame_out(p, f);
 }
 
 /* Called without the pool mutex (the caller counts the read). */
@@ -503,7 +568,8 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 		return rc;
 	if (pager_hfind(p, pgno))
 		return LOAD_RACED;
-	f->pg.pgno = pgno;
+	assert(!f->cur);
+	frame_set_pgno(f, pgno);
 	f->valid = 1;
 	f->loading = 1;
 	f->dirty = f->txn = 0;
@@ -532,27 +598,70 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	return UT_OK;
 }
 
+/* A reader's pin on v goes; the last one frees a version no one owns. */
+static void pver_unpin(ut_pager *p, struct pver *v)
+{
+	if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
+		pthread_mutex_lock(&p->mu);
+		pager_buf_put(p, v->pg.data);
+		pager_pver_free(p, v);
+		pthread_mutex_unlock(&p->mu);
+		pager_advise_drain(p);
+	}
+}
+
+/* Chain steps a hit takes before it gives up (a miss): chains are short
+ * (as many buckets as frames), but one the writer relinks meanwhile could
+ * lead a reader round. */
+#define HIT_STEPS 64
+
 /* A reader's pool hit: pgno's frame holds a committed version snapshot s
- * sees.  Only the stripe lock: the version is pinned before the stripe is
- * let go, and whoever replaces or evicts it does so under the stripe. */
+ * sees, pinned for the caller; NULL sends it to the slow path.  No lock:
+ * the table, the chain and the frame are read with atomic loads (the
+ * writer changes them meanwhile, under p->mu: frames and tables are never
+ * freed while open, so whatever the loads find is a frame or NULL); the
+ * version found is pinned unless its owner let it go (count 0), and only
+ * then checked to still be the frame's current version of pgno -- a
+ * version its frame still holds after the pin cannot be freed or its
+ * buffer reused until the pin goes. */
 static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 {
-	pthread_mutex_t *sm = stripe(p, pgno);
-	struct frame *f;
-	struct pver *v = NULL;
+	const struct ptable *t = __atomic_load_n(&p->ptab, __ATOMIC_ACQUIRE);
+	struct frame *f = ld_frame(&t->b[hslot(t, pgno)]);
+	struct pver *v;
+	unsigned steps = 0;
 
-	pthread_mutex_lock(sm);
-	f = pager_hfind(p, pgno);
-	if (f && !f->loading && f->cur &&
-	    ut_page_lsn(f->cur->pg.data) <= s->lsn) {
-		v = f->cur;
-		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
-		/* stored only when clear: a store dirties the frame's cache
-		 * line for every reader of the page */
-		if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
-			__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+	while (f && __atomic_load_n(&f->pg.pgno, __ATOMIC_RELAXED) != pgno) {
+		if (++steps == HIT_STEPS)
+			return NULL;
+		f = ld_frame(&f->hnext);
 	}
-	pthread_mutex_unlock(sm);
+	if (!f || !(v = __atomic_load_n(&f->cur, __ATOMIC_ACQUIRE)))
+		return NULL;
+#ifdef UT_PLANT_HIT_NORECHECK
+	/* planted bug (tests): the pin is not checked (a version evicted
+	 * and reused meanwhile is handed out); the pause widens the window
+	 * the check closes */
+	sched_yield();
+#endif
+	if (!pver_pin(v))
+		return NULL;
+#ifndef UT_PLANT_HIT_NORECHECK
+	/* still the frame's version (so of pgno: a frame's cur is of its
+	 * page), now that it is pinned */
+	if (__atomic_load_n(&f->cur, __ATOMIC_ACQUIRE) != v || v->pg.pgno != pgno) {
+		pver_unpin(p, v);
+		return NULL;
+	}
+#endif
+	if (ut_page_lsn(v->pg.data) > s->lsn) {
+		pver_unpin(p, v);
+		return NULL;
+	}
+	/* stored only when clear: a store dirties the frame's cache line
+	 * for every reader of the page */
+	if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
 	return v;
 }
 
@@ -771,15 +880,7 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 	if (pg->snap) {
 		/* no lock unless this was the last pin of a version no one
 		 * owns any more */
-		struct pver *v = (struct pver *)pg;
-
-		if (!__atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL)) {
-			pthread_mutex_lock(&p->mu);
-			pager_buf_put(p, v->pg.data);
-			pager_pver_free(p, v);
-			pthread_mutex_unlock(&p->mu);
-			pager_advise_drain(p);
-		}
+		pver_unpin(p, (struct pver *)pg);
 		return;
 	}
 	struct frame *f = (struct frame *)pg;
@@ -787,6 +888,34 @@ void ut_pager_release(ut_pager *p, ut_pg *pg)
 
 	assert(was);
 	(void)was;
+}
+
+/* The committed version a reader's page (from ut_pager_get_at with s) is,
+ * or NULL for the writer's. */
+static struct pver *pg_version(ut_snap *s, const ut_pg *pg)
+{
+	if (pg->snap == UT_PG_HELD)
+		return s->memo_v[pg - s->memo];
+	return pg->snap ? (struct pver *)pg : NULL;
+}
+
+void *ut_pager_aux(ut_snap *s, const ut_pg *pg)
+{
+	struct pver *v = s ? pg_version(s, pg) : NULL;
+
+	return v ? __atomic_load_n(&v->aux, __ATOMIC_ACQUIRE) : NULL;
+}
+
+void *ut_pager_set_aux(ut_snap *s, ut_pg *pg, void *aux)
+{
+	struct pver *v = s ? pg_version(s, pg) : NULL;
+	void *kept = NULL;
+
+	if (v && __atomic_compare_exchange_n(&v->aux, &kept, aux, 0,
+					     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return aux;
+	free(aux);
+	return kept;
 }
 
 /* Dirty frames a write would let pager_shrink free. */
@@ -855,7 +984,7 @@ void pager_trim(ut_pager *p)
 				  pager_frame_forget(p, f) == UT_OK)) {
 			p->frames[i] = p->frames[--p->nframes];
 			pager_buf_put(p, f->pg.data);
-			free(f);
+			frame_out(p, f);
 		} else {
 			i++;
 		}

@@ -227,9 +227,12 @@ static int redo_get(ut_pager *p, uint32_t pgno, int image, struct frame **out)
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
 	}
-	if (!(f->cur = pager_pver_new(f->pg.data, pgno)))
+	struct pver *v = pager_pver_new(f->pg.data, pgno);
+
+	if (!v)
 		return UT_ENOMEM;
-	f->pg.pgno = pgno;
+	pager_frame_set_cur(p, f, v);
+	frame_set_pgno(f, pgno);
 	f->valid = 1;
 	f->dirty = f->txn = 0;
 	frame_set_pins(f, 0);

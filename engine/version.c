@@ -61,13 +61,19 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 	return v;
 }
 
-static void pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
+/* A spare v made new.  A reader's hit may still try to pin v (it read
+ * its address before v was freed): the count is stored atomically, and
+ * last, so that a pin that finds it 1 sees the rest (pool.c, hit). */
+void pager_pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
 {
-	memset(v, 0, sizeof(*v));
 	v->pg.data = data;
 	v->pg.pgno = pgno;
 	v->pg.snap = UT_PG_PINNED;
-	v->refs = 1; /* the owner's */
+	v->aux = NULL;
+	v->until = 0;
+	v->hnext = v->qnext = NULL;
+	v->hpprev = NULL;
+	__atomic_store_n(&v->refs, 1, __ATOMIC_RELEASE); /* the owner's */
 }
 
 struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno)
@@ -78,16 +84,16 @@ struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno)
 		return pager_pver_new(data, pgno);
 	p->vfree = v->qnext;
 	p->nvfree--;
-	pver_init(v, data, pgno);
+	pager_pver_init(v, data, pgno);
 	return v;
 }
 
+/* Kept however many there are (freed at close): a reader's hit may hold
+ * v's address and try to pin it (pool.c). */
 void pager_pver_free(ut_pager *p, struct pver *v)
 {
-	if (p->nvfree >= VFREE_MAX) {
-		free(v);
-		return;
-	}
+	free(v->aux); /* no one holds v: no one uses it */
+	v->aux = NULL;
 	v->qnext = p->vfree;
 	p->vfree = v;
 	p->nvfree++;

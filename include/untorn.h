@@ -57,6 +57,19 @@
  * they count against cache_bytes).  Pages a write transaction changed stay
  * in memory until it commits (no-steal), so one very large transaction may
  * exceed cache_bytes until it ends; the pool shrinks back afterwards.
+ * Budget for a process doing ordinary transactions, no long readers:
+ * resident memory <= cache_bytes + 41 MiB.  That is 24 MiB of allowance
+ * (the copies; between transactions the same room keeps the writer's
+ * shadow copies, so a page changed again copies only what the last commit
+ * touched), 2 MiB of spare buffers (64 kept resident, one slab mapped
+ * ahead) and ~14 MiB of the rest (code, log buffers, the page table,
+ * version objects, threads): measured 104.1 MiB at 64 MiB of cache
+ * (bench_kv -n 1000000).  The allowance stays 24 MiB rather than 16: a
+ * 1000-update transaction over a million keys changes ~950 of the ~9,000
+ * leaves plus their parents, ~15.5 MiB of copies, so 16 MiB would leave
+ * next to no room for the shadows between transactions and put a bigger
+ * transaction's copies against the cache; and 16 MiB still measured 96.0
+ * MiB, no margin under a cache + 32 MiB line.
  *
  * Files: the data file is the path given to ut_open; PATH "-wal" (log) and
  * PATH "-dw" (double-write buffer) are reserved for the engine.  Creating a

@@ -34,7 +34,10 @@
  * Before the iterations, one crafted file on purpose: base C with its
  * head trunk's next free page replaced by a live leaf (resealed): a write
  * that allocates must get UT_ECORRUPT naming the free list and the page,
- * and every table must keep every key and value (live_page_on_free_list).
+ * and every table must keep every key and value (live_page_on_free_list);
+ * and base C with a live leaf no write reaches failing its checksum: the
+ * free-list walk reads it, so that write must get UT_ECORRUPT naming the
+ * page and change no page of the file (damaged_page_in_free_walk).
  *
  * Outcomes:
  *   refused    open failed with UT_ECORRUPT/UT_ENOTDB/UT_EVERSION and a
@@ -1037,6 +1040,98 @@ out:
 	_exit(0);
 }
 
+/* A live page failing its checksum where no write of this test goes (the
+ * default table's leftmost leaf; the puts add keys at the right end):
+ * only the free-list walk at the first write transaction reads it.  Below
+ * a damaged page the walk cannot know which pages are live, so no free
+ * page may be reused: the put that would take one must get UT_ECORRUPT
+ * with a detail naming the damaged page and the free list, and no page of
+ * the file may change (the header aside: close may rewrite it).  Returns
+ * the failures. */
+static int damaged_page_in_free_walk(const char *dir)
+{
+	const base *b = &g_base[0];
+	fz_blob d = dup_blob(&b->f[F_DATA]), after;
+	ut_options o = base_options(b);
+	char path[600], want[32];
+	uint32_t leaf = ut_ld32(d.p + UT_META_ROOT);
+	int failures = 0, rc = UT_OK, refused = 0, depth = 0;
+	ut_db *db;
+	ut_txn *t;
+
+	o.create = 0;
+	while (leaf && leaf < b->npages && depth++ < 16 &&
+	       ut_page_type(d.p + (size_t)leaf * UT_PAGE_SIZE) == UT_PT_INTERIOR)
+		leaf = ut_ld32(ut_page_cell(d.p + (size_t)leaf * UT_PAGE_SIZE, 0));
+	if (!leaf || leaf >= b->npages || depth < 2 ||
+	    ut_page_type(d.p + (size_t)leaf * UT_PAGE_SIZE) != UT_PT_LEAF ||
+	    !ut_ld32(d.p + UT_META_FREEHEAD))
+		die("damaged-walk: base C has no leftmost leaf below an interior "
+		    "page (%u) or no free page", leaf);
+	/* its last byte flipped, the checksum left as it was */
+	d.p[(size_t)leaf * UT_PAGE_SIZE + UT_PAGE_SIZE - 1] ^= 0x5a;
+	snprintf(path, sizeof(path), "%s/damaged-walk.db", dir);
+	for (int f = 0; f < NFILES; f++) {
+		char p[600];
+
+		snprintf(p, sizeof(p), "%s%s", path, file_suffix[f]);
+		unlink(p);
+		if (b->f[f].exists &&
+		    fz_spill(p, f == F_DATA ? d.p : b->f[f].p,
+			     f == F_DATA ? d.n : b->f[f].n))
+			die("write %s: %s", p, strerror(errno));
+	}
+
+	if ((rc = ut_open(path, &o, &db)) || (rc = ut_begin(db, 0, &t)))
+		die("damaged-walk: open: %s: %s", ut_strerror(rc), ut_errdetail());
+	for (uint32_t id = NBASE; id < NIDS && rc == UT_OK; id++)
+		rc = put_id(t, id, 5000);
+	snprintf(want, sizeof(want), "page %u:", leaf);
+	if (rc == UT_ECORRUPT && strstr(ut_errdetail(), "free list") &&
+	    strstr(ut_errdetail(), want) && strstr(ut_errdetail(), "checksum")) {
+		refused = 1;
+		printf("damaged-walk: refused: %s\n", ut_errdetail());
+	} else {
+		failures++;
+		printf("FAIL damaged-walk: the puts returned %s (%s), not "
+		       "UT_ECORRUPT naming the free list and page %u's checksum\n",
+		       ut_strerror(rc), rc ? ut_errdetail() : "", leaf);
+	}
+	if (rc == UT_OK && (rc = ut_commit(t)))
+		printf("damaged-walk: commit: %s: %s\n", ut_strerror(rc), ut_errdetail());
+	else if (rc)
+		ut_abort(t);
+	if ((rc = ut_close(db)))
+		die("damaged-walk: close: %s", ut_strerror(rc));
+
+	/* refused or not (a planted bug commits), no page changed */
+	after = fz_slurp(path);
+	if (after.n != d.n) {
+		failures++;
+		printf("FAIL damaged-walk: the file went from %zu to %zu bytes\n",
+		       d.n, after.n);
+	} else {
+		uint32_t changed = 0, first = 0;
+
+		for (uint32_t i = 1; i < b->npages; i++)
+			if (memcmp(d.p + (size_t)i * UT_PAGE_SIZE,
+				   after.p + (size_t)i * UT_PAGE_SIZE, UT_PAGE_SIZE) &&
+			    !changed++)
+				first = i;
+		if (changed) {
+			failures++;
+			printf("FAIL damaged-walk: %u pages changed (the first: "
+			       "page %u)\n", changed, first);
+		}
+	}
+	printf("damaged-walk: %s, page %u\n", refused ? "refused" : "NOT refused",
+	       leaf);
+	free(after.p);
+	free(d.p);
+	return failures;
+}
+
+
 /* ---- a free list that names a live page -------------------------------- */
 
 /* Every table's keys and values, in order, as a count and a CRC. */
@@ -1240,8 +1335,10 @@ int main(void)
 	build_base(&g_base[0], dir, 'C', 0, 64u << 20, UT_PROTECT_DOUBLEWRITE);
 	build_base(&g_base[1], dir, 'R', 1, 256u << 10, UT_PROTECT_DOUBLEWRITE);
 	build_base(&g_base[2], dir, 'F', 1, 256u << 10, UT_PROTECT_FULLPAGE);
-	if (only < 0)
+	if (only < 0) {
 		failures += live_page_on_free_list(dir);
+		failures += damaged_page_in_free_walk(dir);
+	}
 	printf("seed %llu, %ld iterations\n", (unsigned long long)seed,
 	       only >= 0 ? 1 : iters);
 

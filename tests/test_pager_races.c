@@ -2,8 +2,9 @@
  * tests/test_pager_races.c - the pager's handle and locks hold up under
  * the sanitizers: the handle is allocated at its (cache-line) alignment,
  * and readers hitting the page table while the writer grows it race on
- * nothing (run under ThreadSanitizer: the race was a reader computing its
- * stripe from the table's size, which the growth changes); a checkpoint
+ * nothing (run under ThreadSanitizer: once a reader computed its lock
+ * stripe from the table's size, which the growth changes; now the hit
+ * reads the table with no lock, pool.c); a checkpoint
  * on a fresh handle, before its page cleaner ran, and the pool's shrink
  * after a transaction bigger than the cache do not hold the pool mutex
  * over their page writes (a reader beginning meanwhile does not wait).
@@ -38,7 +39,7 @@ static ut_db *open_db(ut_simdisk *d, const char *path, size_t cache)
 	return db;
 }
 
-/* calloc gives 16 bytes; the handle asks for 64 (its stripes). */
+/* calloc gives 16 bytes; the handle asks for 64 (its reader slots). */
 static void test_handle_aligned(void **state)
 {
 	ut_simdisk *d = ut_simdisk_new();

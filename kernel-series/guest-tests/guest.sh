@@ -14,9 +14,11 @@ AID=${2:?aid}
 # untorn.mixsd_rounds=N: rounds of race_tests --mixed-shutdown-* per
 # filesystem (default 2); untorn.mixsd_only=FS runs nothing but those.
 RACE_ITERS=20 RACE_ROUNDS=2 RACE_ONLY=0 SD_ROUNDS=1 SD_HOGS=0 SD_APPENDERS=0 SD_ONLY="" FSX_OPS=400
+# untorn.shconv_only=FS runs nothing but race_tests --shared-convert on FS
+# (untorn.race_iters=N iterations: a loop that reaches the window).
 # untorn.bench_prealloc=FS runs nothing but prealloc_bench on FS (a
 # measurement, see prealloc_bench.c; untorn.bench_args="..." passes options).
-MIX_ROUNDS=2 MIX_ONLY="" BENCH_FS="" BENCH_ARGS=""
+MIX_ROUNDS=2 MIX_ONLY="" BENCH_FS="" BENCH_ARGS="" SHCONV_FS=""
 for w in $(cat /proc/cmdline); do
 	case $w in
 	untorn.race_iters=*) RACE_ITERS=${w#untorn.race_iters=} ;;
@@ -30,6 +32,7 @@ for w in $(cat /proc/cmdline); do
 	untorn.mixsd_rounds=*) MIX_ROUNDS=${w#untorn.mixsd_rounds=} ;;
 	untorn.mixsd_only=*) MIX_ONLY=${w#untorn.mixsd_only=}; RACE_ONLY=1 ;;
 	untorn.bench_prealloc=*) BENCH_FS=${w#untorn.bench_prealloc=}; RACE_ONLY=1 ;;
+	untorn.shconv_only=*) SHCONV_FS=${w#untorn.shconv_only=}; RACE_ONLY=1 ;;
 	untorn.bench_args=*) BENCH_ARGS=$(echo "${w#untorn.bench_args=}" | tr '+' ' ') ;;
 	esac
 done
@@ -240,7 +243,11 @@ if [ -n "$BENCH_FS" ]; then
 	grep -q " /mnt/$BENCH_FS " /proc/mounts &&
 		/bin/prealloc_bench $BENCH_ARGS "$BENCH_FS:/mnt/$BENCH_FS" || rc=1
 fi
-if [ -z "$SD_ONLY" ] && [ -z "$MIX_ONLY" ] && [ -z "$BENCH_FS" ]; then
+if [ -n "$SHCONV_FS" ]; then
+	grep -q " /mnt/$SHCONV_FS " /proc/mounts &&
+		/bin/race_tests --shared-convert "$SHCONV_FS:/mnt/$SHCONV_FS" --iters "$RACE_ITERS" || rc=1
+fi
+if [ -z "$SD_ONLY" ] && [ -z "$MIX_ONLY" ] && [ -z "$BENCH_FS" ] && [ -z "$SHCONV_FS" ]; then
 	[ -n "${rtd:-}" ] && race_test xfsrt xfs "rtdev=/dev/$rtd"
 	race_test ext4bigalloc ext4
 fi

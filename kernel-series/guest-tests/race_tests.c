@@ -31,6 +31,16 @@
  *                       when a failing atomic write (as above) converts
  *                       the unit; the plain write, reaped and fdatasync'd,
  *                       must read back as its data.
+ *        shared_convert: (two threads) the unit is one unwritten extent
+ *                       with block 0 written through the page cache and
+ *                       still dirty, so that a failing atomic write (as
+ *                       above) finds it unwritten when it checks the
+ *                       unit under the shared inode lock, and mixed when
+ *                       it maps it (its own flush of the range converts
+ *                       block 0); a plain 4 KiB write into block 2 is
+ *                       submitted with io_submit in that window (a
+ *                       delay that varies by iteration) and, reaped and
+ *                       fdatasync'd, must read back as its data.
  *   --race-shutdown-write TAG:MNT, then --race-shutdown-verify TAG:MNT
  *       after a remount: one "plain" race in which the plain writer shuts
  *       the filesystem down (FS_IOC_GOINGDOWN, no log flush) right after
@@ -57,6 +67,8 @@
  *       the atomic write's data in its written block and zeroes in the
  *       converted ones is torn: the write went in place on a conversion
  *       the shutdown had discarded.
+ *   --shared-convert TAG:MNT [--iters N]
+ *       the shared_convert scenario of --race alone.
  *   --probe TAG:MNT
  *       exit 0 if 16 KiB atomic writes work on MNT, 3 if not (no output).
  * Phase-one state for the verify step lives in /tmp/race-<TAG>.state.
@@ -74,6 +86,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/aio_abi.h>
 #include <linux/fs.h>
@@ -506,6 +519,169 @@ static void race_aio(const char *tag, const char *mnt, unsigned int iters)
 	munmap(r.abuf_fail, UNIT);
 }
 
+/*
+ * shared_convert: the drain before zeroing a mixed unit must not rest on
+ * what the atomic write saw when it chose its inode lock.  ext4 lets an
+ * atomic write into one unwritten extent (a preallocated file) run under
+ * the shared lock, beside other direct writes; the unit can become mixed
+ * before ->iomap_begin maps it, and zeroing it then, without the drain,
+ * would destroy a plain write in flight to it.  Block 0 is written through
+ * the page cache and left dirty: the atomic write sees one unwritten
+ * extent, then its own flush of the range (iomap_dio_rw) writes block 0
+ * back and converts it, so the unit it maps is mixed.  A second thread
+ * submits the plain write into block 2 a few microseconds after the
+ * atomic write starts (0-1.5 ms, by iteration), so that in some
+ * iterations it is in flight, past its own mapping, while the atomic write
+ * would zero the unit.  The atomic write fails with EFAULT after mapping.
+ */
+struct shconv {
+	int fd;
+	aio_context_t ctx;
+	unsigned int delay_us;
+	off_t off;
+	unsigned char *blk;
+	pthread_barrier_t start, done;
+	volatile int stop;
+	int submitted;
+};
+
+static void spin_us(unsigned int us)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < (long)us);
+}
+
+static void *shconv_thread(void *arg)
+{
+	struct shconv *s = arg;
+	struct iocb cb, *cbs[1] = { &cb };
+
+	for (;;) {
+		pthread_barrier_wait(&s->start);
+		if (s->stop)
+			break;
+		spin_us(s->delay_us);
+		memset(&cb, 0, sizeof(cb));
+		cb.aio_fildes = s->fd;
+		cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+		cb.aio_buf = (unsigned long)s->blk;
+		cb.aio_nbytes = BLK;
+		cb.aio_offset = s->off + 2 * BLK;
+		s->submitted = syscall(SYS_io_submit, s->ctx, 1, cbs) == 1;
+		pthread_barrier_wait(&s->done);
+	}
+	return NULL;
+}
+
+static void race_shared_convert(const char *tag, const char *mnt, unsigned int iters)
+{
+	unsigned int lost = 0, old_lost = 0, bad_other = 0, bad_ack = 0, setup = 0;
+	char path[256], name[160], got[96], first_bad[32] = "";
+	unsigned char *rb = abuf(BLK, 0), *old = abuf(BLK, 0);
+	unsigned char *afail = unit_buf(1);
+	struct shconv s;
+	struct io_event ev;
+	pthread_t tid;
+	unsigned int iter;
+	int bfd;
+
+	memset(&s, 0, sizeof(s));
+	s.blk = abuf(BLK, 0);
+	snprintf(name, sizeof(name), "race.%s.shared_convert.setup", tag);
+	snprintf(path, sizeof(path), "%s/race-shconv.dat", mnt);
+	s.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	bfd = open(path, O_RDWR);
+	if (s.fd < 0 || bfd < 0 || ftruncate(s.fd, (off_t)(iters + 1) * UNIT) ||
+	    syscall(SYS_io_setup, 1, &s.ctx) < 0) {
+		check(name, errname(errno), "ok");
+		return;
+	}
+	pthread_barrier_init(&s.start, NULL, 2);
+	pthread_barrier_init(&s.done, NULL, 2);
+	pthread_create(&tid, NULL, shconv_thread, &s);
+	for (iter = 0; iter < iters; iter++) {
+		long long res;
+		long n;
+		int err;
+
+		s.off = (off_t)iter * UNIT;
+		s.delay_us = (iter % 16) * 100;
+		fill(afail, UNIT - BLK, T_LOSER, iter, 0);
+		fill(s.blk, BLK, T_PLAIN, iter, 2);
+		fill(old, BLK, T_OLD, iter, 0);
+		/* one unwritten extent, block 0 dirty in the page cache */
+		if (fallocate(s.fd, FALLOC_FL_KEEP_SIZE, s.off, UNIT) ||
+		    pwrite(bfd, old, BLK, s.off) != BLK) {
+			setup++;
+			continue;
+		}
+		pthread_barrier_wait(&s.start);
+		err = atomic_write(s.fd, afail, s.off, 0) == UNIT ? 0 : errno;
+		pthread_barrier_wait(&s.done);
+		if (err != EFAULT && !bad_other++)
+			snprintf(first_bad, sizeof(first_bad), "%s", err ? errname(err) : "ok");
+		if (!s.submitted) {
+			setup++;
+			continue;
+		}
+		do	/* a signal may interrupt the wait, not the write */
+			n = syscall(SYS_io_getevents, s.ctx, 1, 1, &ev, NULL);
+		while (n < 0 && errno == EINTR);
+		res = n == 1 ? (long long)ev.res : -1;
+		if (res != BLK || fdatasync(s.fd)) {
+			bad_ack++;
+			continue;
+		}
+		if (pread(s.fd, rb, BLK, s.off + 2 * BLK) != BLK ||
+		    !holds(rb, BLK, T_PLAIN, iter, 2))
+			lost++;
+		if (pread(s.fd, rb, BLK, s.off) != BLK || !holds(rb, BLK, T_OLD, iter, 0))
+			old_lost++;
+	}
+	s.stop = 1;
+	pthread_barrier_wait(&s.start);
+	pthread_join(tid, NULL);
+	syscall(SYS_io_destroy, s.ctx);
+	check(name, setup ? "failed" : "ok", "ok");
+	snprintf(name, sizeof(name), "race.%s.shared_convert.other_writer", tag);
+	if (bad_other)
+		snprintf(got, sizeof(got), "%u_unexpected(first:%s)", bad_other, first_bad);
+	else
+		snprintf(got, sizeof(got), "all_EFAULT");
+	check(name, got, "all_EFAULT");
+	snprintf(name, sizeof(name), "race.%s.shared_convert.acked_writes", tag);
+	checku(name, bad_ack, 0);
+	snprintf(name, sizeof(name), "race.%s.shared_convert.lost", tag);
+	snprintf(got, sizeof(got), "%u,%u/%u", lost, old_lost, iters);
+	snprintf(path, sizeof(path), "0,0/%u", iters);
+	check(name, got, path);
+	pthread_barrier_destroy(&s.start);
+	pthread_barrier_destroy(&s.done);
+	close(bfd);
+	close(s.fd);
+	free(rb);
+	free(old);
+	free(s.blk);
+	munmap(afail, UNIT);
+}
+
+/* --shared-convert: that scenario alone, for a long loop (guest.sh). */
+static void shared_convert_only(const char *tag, const char *mnt, unsigned int iters)
+{
+	char name[96];
+
+	if (!atomic16k_supported(mnt)) {
+		snprintf(name, sizeof(name), "race.%s", tag);
+		skip(name, "no_16k_atomic_unit");
+		return;
+	}
+	race_shared_convert(tag, mnt, iters);
+}
+
 static void race_checks(const char *tag, const char *mnt, unsigned int iters)
 {
 	char name[96];
@@ -519,6 +695,7 @@ static void race_checks(const char *tag, const char *mnt, unsigned int iters)
 	for (s = 0; s < N_SCENARIOS; s++)
 		race_scenario(tag, mnt, s, iters);
 	race_aio(tag, mnt, iters);
+	race_shared_convert(tag, mnt, iters);
 }
 
 /* ------------------------------------------------ race, then shutdown */
@@ -1017,6 +1194,7 @@ int main(int argc, char **argv)
 		{ "mixed-shutdown-write", required_argument, 0, 'm' },
 		{ "mixed-shutdown-verify", required_argument, 0, 'M' },
 		{ "delay-us", required_argument, 0, 'd' },
+		{ "shared-convert", required_argument, 0, 'c' },
 		{ "probe", required_argument, 0, 'p' },
 		{ 0, 0, 0, 0 },
 	};
@@ -1034,6 +1212,7 @@ int main(int argc, char **argv)
 			delay_us = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'r': case 'w': case 'v': case 'W': case 'V': case 'p': case 'm': case 'M':
+		case 'c':
 			mode = c;
 			arg = optarg;
 			break;
@@ -1048,6 +1227,7 @@ int main(int argc, char **argv)
 		return atomic16k_supported(mnt) ? 0 : 3;
 	switch (mode) {
 	case 'r': race_checks(arg, mnt, iters); break;
+	case 'c': shared_convert_only(arg, mnt, iters); break;
 	case 'w': race_shutdown_write(arg, mnt); break;
 	case 'v': race_shutdown_verify(arg, mnt); break;
 	case 'W': eof_shutdown_write(arg, mnt); break;

@@ -24,7 +24,9 @@
 #      MIXSD_ROUNDS=N / MIXSD_ONLY=FS (rounds of the mixed-unit shutdown
 #      test per filesystem, default 2; only those rounds, on FS),
 #      BENCH_PREALLOC=FS [BENCH_ARGS="--mb 32 --threads 1,4"] (only
-#      prealloc_bench on FS: atomic vs plain writes into preallocated space).
+#      prealloc_bench on FS: atomic vs plain writes into preallocated space),
+#      SHCONV_ONLY=FS (only race_tests --shared-convert on FS, RACE_ITERS
+#      iterations).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -73,6 +75,7 @@ race_args=()
 [ -n "${MIXSD_ROUNDS:-}" ] && race_args+=(-a "untorn.mixsd_rounds=$MIXSD_ROUNDS")
 [ -n "${MIXSD_ONLY:-}" ] && race_args+=(-a "untorn.mixsd_only=$MIXSD_ONLY")
 [ -n "${BENCH_PREALLOC:-}" ] && race_args+=(-a "untorn.bench_prealloc=$BENCH_PREALLOC")
+[ -n "${SHCONV_ONLY:-}" ] && race_args+=(-a "untorn.shconv_only=$SHCONV_ONLY")
 [ -n "${BENCH_ARGS:-}" ] && race_args+=(-a "untorn.bench_args=${BENCH_ARGS// /+}")
 
 # ------------------------------------------------------------- boots
