@@ -59,8 +59,18 @@ void pager_shadow_drop(ut_pager *p, struct frame *f)
 void pager_shadow_room(ut_pager *p, size_t more)
 {
 	while (p->shadow_old &&
-	       p->nframes + p->preout + p->nshadow + more > pager_buf_budget(p))
+	       p->nframes + p->preout + p->nshadow + more > pager_buf_budget(p)) {
 		pager_shadow_drop(p, p->shadow_old);
+		p->shadows_dropped++;
+	}
+}
+
+void ut_pager_shadows(ut_pager *p, size_t *held, uint64_t *dropped)
+{
+	pthread_mutex_lock(&p->mu);
+	*held = p->nshadow;
+	*dropped = p->shadows_dropped;
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* buf, an image of f's page equal to cur's data but in the blocks of

@@ -15,6 +15,8 @@
 #include "flush_doublewrite.h"
 #include "pager_int.h"
 
+size_t ut_pager_test_pre_slack;
+
 uint32_t ut_pager_root(ut_pager *p) { return meta32(p, UT_META_ROOT); }
 uint32_t ut_pager_page_count(ut_pager *p) { return meta32(p, UT_META_PAGECOUNT); }
 uint32_t ut_pager_free_count(ut_pager *p) { return meta32(p, UT_META_FREECOUNT); }
@@ -596,6 +598,9 @@ int ut_pager_open(ut_vfs *vfs, const char *path, const ut_pager_config *cfg,
 	p->vfs = vfs;
 	if (cfg->hooks)
 		p->hooks = *cfg->hooks;
+	p->pre_slack = __atomic_load_n(&ut_pager_test_pre_slack, __ATOMIC_RELAXED);
+	if (!p->pre_slack)
+		p->pre_slack = PRE_SLACK;
 	p->maxframes = cfg->cache_bytes / UT_PAGE_SIZE;
 	if (p->maxframes < UT_PAGER_MIN_FRAMES)
 		p->maxframes = UT_PAGER_MIN_FRAMES;

@@ -467,7 +467,8 @@ int ut_pager_logs_images(ut_pager *p);
  * has no page images) switches to fullpage.  No-op otherwise. */
 int ut_pager_recovered(ut_pager *p);
 int ut_pager_readonly(ut_pager *p);
-/* Frames currently allocated / pinned (tests). */
+/* Frames currently allocated / pinned by callers (tests; the pins the
+ * writer's memo of interior pages holds for itself are not counted). */
 size_t ut_pager_frames(ut_pager *p);
 size_t ut_pager_pinned(ut_pager *p);
 /* UT_EFATAL once a page write failed; writes are refused afterwards. */
@@ -541,6 +542,13 @@ extern int ut_pager_sabotage_images;
  * (UT_DEBUG_COPY: Debug builds and the sanitizer build) abort at the first
  * miss; others return the stale block.  Process-wide. */
 extern int ut_pager_sabotage_shadow;
+/* Tests only: nonzero when a pager opens, its pre-image slack (PRE_SLACK,
+ * 24 MiB, the room shadows share with pre-images above the cache bound)
+ * is this many pages instead, so that a small database makes shadows go
+ * for want of room.  Process-wide. */
+extern size_t ut_pager_test_pre_slack;
+/* Tests: shadows held now, and dropped for room since open (journal.c). */
+void ut_pager_shadows(ut_pager *p, size_t *held, uint64_t *dropped);
 int ut_pager_redo_end(ut_pager *p);
 /* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
  * not refuse, else its code, which the redo call that needed the write

@@ -34,6 +34,11 @@
  * the cache for them; it is part of the documented budget, cache_bytes +
  * 41 MiB resident (include/untorn.h, "Memory"). */
 #define PRE_SLACK ((24u << 20) / UT_PAGE_SIZE)
+/* The writer's memo: slots (a power of two), and the frames it pins at
+ * most (and at most an eighth of the bound: pinned frames are not
+ * evictable). */
+#define WMEMO 128u
+#define WMEMO_MAX 64u
 /* Version objects in the writer's stash.  (Spare ones, p->vfree, are
  * never freed while the handle is open: a reader's hit may still hold the
  * address of one, and its pin attempt must find a version object there,
@@ -221,6 +226,16 @@ struct ut_pager {
 	 * them. */
 	struct frame *shadow_old, *shadow_new;
 	size_t nshadow;
+	uint64_t shadows_dropped; /* for the budget (tests: ut_pager_shadows) */
+	/* PRE_SLACK, or ut_pager_test_pre_slack's when set at open */
+	size_t pre_slack;
+	/* The writer's memo (pool.c): interior pages' frames it holds a pin
+	 * on across transactions, by page number (direct-mapped), so that
+	 * its descents find them without p->mu.  A pinned frame is never
+	 * evicted, so the page-number-to-frame mapping holds while it is
+	 * here.  The writer's alone. */
+	struct frame *wmemo[WMEMO];
+	size_t nwmemo;
 	/* Spare version objects: vfree (a list through qnext, p->mu), and
 	 * the writer's stash, refilled from it at the end of each
 	 * transaction, so a commit allocates its versions without a lock
@@ -384,14 +399,14 @@ static inline int fatal_now(const ut_pager *p)
  * and go before any frame has to. */
 static inline size_t pre_charged(const ut_pager *p)
 {
-	return p->preout > PRE_SLACK ? p->preout - PRE_SLACK : 0;
+	return p->preout > p->pre_slack ? p->preout - p->pre_slack : 0;
 }
 
 /* Page buffers frames, pre-images and shadows may hold together: the
- * bound plus PRE_SLACK. */
+ * bound plus the pre-image slack. */
 static inline size_t pager_buf_budget(const ut_pager *p)
 {
-	return p->maxframes + PRE_SLACK;
+	return p->maxframes + p->pre_slack;
 }
 
 /* The format a header image h is written as: ut_meta_format's, or the

@@ -33,7 +33,11 @@
  * A page read from the file must pass its checksum and be no newer than
  * the page-write bound's evidence (bound.c).  An interior page a
  * snapshot read stays pinned in its memo (ut_snap) until it ends, and is
- * handed out again from there: no lock, no pin, no shared write.
+ * handed out again from there: no lock, no pin, no shared write.  The
+ * writer's interior pages stay pinned in its own memo (p->wmemo, at most
+ * WMEMO_MAX of them) for the handle's life, and its gets of them take no
+ * lock either: a commit's descents meet a reader's misses on p->mu only
+ * at the leaves.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -159,7 +163,7 @@ static int hgrow(ut_pager *p)
  * last transaction took); only a transaction that takes more maps one
  * under it, when the pool is empty.
  * Resident memory is bounded by frames + pre-images + resident spares <=
- * the bound + PRE_SLACK + POOL_SLACK (+ one slab's spares): a buffer
+ * the bound + the pre-image slack + POOL_SLACK (+ one slab's spares): a buffer
  * returned beyond that is given back to the kernel with MADV_DONTNEED (it
  * stays in the pool; touching it again faults in a zero page).  A
  * transaction's pre-images, returned at its end, stay resident as spares
@@ -285,7 +289,7 @@ static int advise_later(ut_pager *p, uint8_t *b)
 void pager_buf_put(ut_pager *p, uint8_t *b)
 {
 	if (p->nframes + p->preout + p->nshadow + p->nresident + p->nadvise <
-	    p->maxframes + PRE_SLACK + POOL_SLACK) {
+	    p->maxframes + p->pre_slack + POOL_SLACK) {
 		if (pool_push(p, b))
 			return; /* leaks one buffer into its slab until close */
 		p->nresident++;
@@ -330,16 +334,6 @@ void pager_advise_drain(ut_pager *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-size_t ut_pager_pinned(ut_pager *p)
-{
-	size_t n = 0;
-
-	pthread_mutex_lock(&p->mu);
-	for (size_t i = 0; i < p->nframes; i++)
-		n += p->frames[i]->valid && frame_pins(p->frames[i]);
-	pthread_mutex_unlock(&p->mu);
-	return n;
-}
 
 /* f, out of the table and the pool, is kept for reuse: a reader's hit
  * that loaded its address from the table before it left may still read
@@ -763,6 +757,49 @@ static int get_frame_of(ut_pager *p, uint32_t pgno, uint32_t limit,
 	}
 }
 
+static inline unsigned wmemo_slot(uint32_t pgno)
+{
+	return (pgno * 2654435761u) >> 7 & (WMEMO - 1);
+}
+
+/* The writer's get, under p->mu: the frame of pgno, pinned; a committed
+ * interior page joins the writer's memo (one more pin, its own) while
+ * the memo has room -- the pages every descent reads, and few. */
+static int writer_get_locked(ut_pager *p, uint32_t pgno, struct frame **out)
+{
+	struct frame **m = &p->wmemo[wmemo_slot(pgno)];
+	size_t cap = p->maxframes / 8 < WMEMO_MAX ? p->maxframes / 8 : WMEMO_MAX;
+	int rc = get_frame_of(p, pgno, ut_pager_page_count(p), out);
+
+	if (rc == UT_OK && !*m && p->nwmemo < cap && (*out)->cur &&
+	    ut_page_type((*out)->cur->pg.data) == UT_PT_INTERIOR) {
+		*m = *out;
+		p->nwmemo++;
+#ifndef UT_PLANT_WMEMO_NOPIN
+		/* planted bug (tests) without it: the memo holds no pin, so
+		 * the frame may be evicted and reused under it */
+		__atomic_add_fetch(&(*out)->pin, 1, __ATOMIC_RELAXED);
+#endif
+	}
+	return rc;
+}
+
+size_t ut_pager_pinned(ut_pager *p)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nframes; i++) {
+		struct frame *f = p->frames[i];
+		/* the writer's memo's own pin is not a caller's */
+		uint32_t own = p->wmemo[wmemo_slot(f->pg.pgno)] == f;
+
+		n += f->valid && frame_pins(f) > own;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
 int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 {
 	struct frame *f;
@@ -775,8 +812,18 @@ int ut_pager_get_at(ut_pager *p, ut_snap *s, uint32_t pgno, ut_pg **out)
 		return UT_EFATAL;
 	}
 	if (!s) {
+		f = p->wmemo[wmemo_slot(pgno)];
+		if (f && f->pg.pgno == pgno) {
+			/* the memo's pin keeps f this page's frame: no lock
+			 * (without it a reader's miss could evict and reload
+			 * f under this very check) */
+			assert(frame_pins(f) && f->valid && !f->loading);
+			__atomic_add_fetch(&f->pin, 1, __ATOMIC_RELAXED);
+			*out = &f->pg;
+			return UT_OK;
+		}
 		pthread_mutex_lock(&p->mu);
-		rc = get_frame_of(p, pgno, ut_pager_page_count(p), &f);
+		rc = writer_get_locked(p, pgno, &f);
 		if (rc == UT_EIO && !fatal_now(p)) {
 			/* The writer cannot read the data file: no later
 			 * transaction gets further (issue 31: the soak's writer

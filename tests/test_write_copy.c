@@ -12,12 +12,16 @@
  * a reader now and then holding the old version (no shadow then), page
  * frees and reallocations (pages rewritten whole), and the whole
  * database checked against an oracle after every commit and after a
- * reopen (the log replayed from what the copies held).
+ * reopen (the log replayed from what the copies held).  And a database
+ * larger than a small cache, with the room shadows share cut to a few
+ * pages (ut_pager_test_pre_slack), so that shadows are dropped for room
+ * at every commit (ut_pager_shadows counts them).
  *
  * The planted bug (ut_pager_sabotage_shadow: a refreshed copy misses the
  * lowest block the last commit changed) must be caught: by the full-copy
  * check of a UT_DEBUG_COPY build (Debug, sanitizers), which aborts, or
- * else by the oracle -- in a child process, so the abort is observed.
+ * else by the oracle -- in a child process, so the abort is observed;
+ * in the one-leaf workload and in the one where shadows are dropped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,7 +37,8 @@
 #include <unistd.h>
 
 #include "helper_fs.h"
-#include "pager.h" /* ut_pager_sabotage_shadow */
+#include "db.h"    /* ut_db_pager */
+#include "pager.h" /* ut_pager_sabotage_shadow, ut_pager_shadows */
 #include "untorn.h"
 
 #define NKEYS 120   /* 120 x ~130 bytes: one leaf */
@@ -296,12 +301,208 @@ static void test_planted_stale_block(void **state)
 	free(path);
 }
 
+/* ---- shadows dropped for room ------------------------------------------
+ * With the pre-image slack at PSLACK pages (ut_pager_test_pre_slack) and a
+ * cache of PCACHE frames, a database of about 70 leaves leaves room for a
+ * few shadows only: every commit drops the oldest ones (journal.c,
+ * pager_shadow_room), and pages come back with a shadow, without one, or
+ * with one that other commits' drops passed over.  Every copy is checked
+ * (UT_DEBUG_COPY builds against the full copy; every build by the oracle
+ * after each commit, whole every 100 transactions and after a reopen). */
+#define PKEYS 8000
+#define PCACHE 16
+#define PSLACK 4
+#define PSTEPS 1500
+
+static unsigned char poracle[PKEYS][VLEN];
+
+static void pkey_of(int i, char *k)
+{
+	snprintf(k, 16, "p%06d", i);
+}
+
+static ut_db *open_small(const char *path)
+{
+	ut_options o;
+	ut_db *db;
+
+	ut_options_default(&o);
+	o.sync = 0;
+	o.create = 1;
+	o.protect = UT_PROTECT_UNSAFE;
+	o.cache_bytes = PCACHE * 16384;
+	ut_pager_test_pre_slack = PSLACK;
+	if (ut_open(path, &o, &db))
+		db = NULL;
+	ut_pager_test_pre_slack = 0;
+	return db;
+}
+
+/* 0: every value read back right; 3: a wrong one; 2: an engine error. */
+static int pcheck(ut_db *db, const int *keys, int n)
+{
+	ut_txn *t;
+	int rc = 0;
+
+	if (ut_begin(db, UT_RDONLY, &t))
+		return 2;
+	for (int j = 0; j < (keys ? n : PKEYS) && !rc; j++) {
+		int i = keys ? keys[j] : j;
+		const void *v;
+		size_t vl;
+		char k[16];
+		int grc;
+
+		pkey_of(i, k);
+		grc = ut_get_ref(t, k, strlen(k), &v, &vl);
+		if (grc == UT_ECORRUPT || (grc == UT_OK && (vl != VLEN ||
+		    memcmp(v, poracle[i], VLEN))))
+			rc = 3;
+		else if (grc)
+			rc = 2;
+	}
+	ut_abort(t);
+	return rc;
+}
+
+/* The workload: load, then PSTEPS transactions of 3 random updates (one
+ * in 11 rolled back), a reader holding a snapshot now and then; with
+ * sabotage_at, ut_pager_sabotage_shadow from that step on.  *dropped:
+ * shadows dropped for room, *most: shadows held at most after a commit. */
+static int pressure_run(const char *path, unsigned sabotage_at,
+			uint64_t *dropped, size_t *most)
+{
+	ut_db *db = open_small(path);
+	ut_txn *t, *reader = NULL;
+	uint32_t rnd = 777;
+	int rc = 0;
+
+	*most = 0;
+	if (!db)
+		return 2;
+	for (int i = 0; i < PKEYS && !rc; i += 500) {
+		if (ut_begin(db, 0, &t))
+			return 2;
+		for (int j = i; j < i + 500; j++) {
+			char k[16];
+
+			pkey_of(j, k);
+			val_of(j, 0, poracle[j]);
+			if (ut_put(t, k, strlen(k), poracle[j], VLEN))
+				return 2;
+		}
+		if (ut_commit(t))
+			return 2;
+	}
+	for (unsigned step = 1; step <= PSTEPS && !rc; step++) {
+		unsigned char v[3][VLEN];
+		int keys[3];
+		size_t held;
+
+		if (sabotage_at && step == sabotage_at)
+			ut_pager_sabotage_shadow = 1;
+		if (step % 40 == 0 && !reader && ut_begin(db, UT_RDONLY, &reader))
+			return 2;
+		if (step % 40 == 25 && reader) {
+			ut_abort(reader);
+			reader = NULL;
+		}
+		if (ut_begin(db, 0, &t))
+			return 2;
+		for (int j = 0; j < 3; j++) {
+			char k[16];
+
+			rnd = rnd * 1103515245u + 12345u;
+			keys[j] = (int)((rnd >> 8) % PKEYS);
+			pkey_of(keys[j], k);
+			val_of(keys[j], step * 3 + (unsigned)j, v[j]);
+			if (ut_put(t, k, strlen(k), v[j], VLEN))
+				return 2;
+		}
+		if (step % 11 == 0) {
+			ut_abort(t);
+			continue;
+		}
+		if (ut_commit(t))
+			return 2;
+		for (int j = 0; j < 3; j++)
+			memcpy(poracle[keys[j]], v[j], VLEN);
+		ut_pager_shadows(ut_db_pager(db), &held, dropped);
+		if (held > *most)
+			*most = held;
+		rc = pcheck(db, keys, 3);
+		if (!rc && step % 100 == 0)
+			rc = pcheck(db, NULL, 0);
+	}
+	if (reader)
+		ut_abort(reader);
+	ut_pager_sabotage_shadow = 0;
+	if (ut_close(db))
+		return rc ? rc : 2;
+	if (!rc && (db = open_small(path)) != NULL) {
+		rc = pcheck(db, NULL, 0);
+		if (ut_close(db))
+			rc = rc ? rc : 2;
+	}
+	return rc;
+}
+
+/* Shadows come and go for want of room, and every copy stays exact. */
+static void test_shadows_dropped_for_room(void **state)
+{
+	char *path = tmp_db_path("wcopy", "dropped");
+	uint64_t dropped = 0;
+	size_t most;
+
+	(void)state;
+	assert_int_equal(pressure_run(path, 0, &dropped, &most), 0);
+	print_message("shadows: %zu held at most, %llu dropped for room\n", most,
+		      (unsigned long long)dropped);
+	/* the path under test was taken, often, with shadows in use */
+	assert_true(dropped >= PSTEPS);
+	assert_true(most > 0);
+	remove_db_files(path);
+	free(path);
+}
+
+/* The same workload with the planted stale block, in a child: caught by
+ * the full-copy check (abort) or by the oracle (exit 3). */
+static void test_planted_stale_block_dropped(void **state)
+{
+	char *path = tmp_db_path("wcopy", "dropplant");
+	uint64_t dropped;
+	size_t most;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(pressure_run(path, 200, &dropped, &most));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	print_message("child: %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
+		      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+#if defined(UT_DEBUG_COPY) || !defined(NDEBUG) /* as journal.c decides */
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+#else
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+#endif
+	remove_db_files(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_follow_commits),
 		cmocka_unit_test(test_pages_rewritten_whole),
 		cmocka_unit_test(test_planted_stale_block),
+		cmocka_unit_test(test_shadows_dropped_for_room),
+		cmocka_unit_test(test_planted_stale_block_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
