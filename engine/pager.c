@@ -460,7 +460,7 @@ static int check_meta(ut_pager *p, const uint8_t *m, uint64_t size)
 /* Frame f, holding page pgno as read or written at open, becomes valid. */
 static int adopt(ut_pager *p, struct frame *f, uint32_t pgno)
 {
-	struct pver *v = pager_pver_new(f->pg.data, pgno);
+	struct pver *v = pager_pver_new(p, f->pg.data, pgno);
 
 	if (!v)
 		return UT_ENOMEM;

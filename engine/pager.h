@@ -549,6 +549,9 @@ extern int ut_pager_sabotage_shadow;
 extern size_t ut_pager_test_pre_slack;
 /* Tests: shadows held now, and dropped for room since open (journal.c). */
 void ut_pager_shadows(ut_pager *p, size_t *held, uint64_t *dropped);
+/* Tests: version objects made since open (none is freed before close:
+ * spares are reused), so the most ever in use at once (version.c). */
+size_t ut_pager_version_objects(ut_pager *p);
 int ut_pager_redo_end(ut_pager *p);
 /* Before redo first writes a page: gate(ctx) is UT_OK if recovery will
  * not refuse, else its code, which the redo call that needed the write

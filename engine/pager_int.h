@@ -242,6 +242,10 @@ struct ut_pager {
 	 * and without malloc.  nvbuf: the commit's array of them. */
 	struct pver *vfree;
 	size_t nvfree;
+	/* Version objects made since open, all kept until close (spares
+	 * included): at most as many as were ever in use at once.  Atomic:
+	 * the writer makes them without p->mu (tests read it). */
+	size_t nvobj;
 	struct pver *vstash[VSTASH];
 	size_t nvstash;
 	struct pver **nvbuf;
@@ -461,7 +465,10 @@ void pager_trim(ut_pager *p);
 void pager_memo_release(ut_pager *p, ut_snap *s);
 
 /* version.c */
-struct pver *pager_pver_new(uint8_t *data, uint32_t pgno);
+/* A new version object (counted in p->nvobj).  Only where no spare is at
+ * hand: one is never freed while the handle is open, so every object made
+ * beside an idle spare would stay for good. */
+struct pver *pager_pver_new(ut_pager *p, uint8_t *data, uint32_t pgno);
 /* v (new, spare or stashed) made as pager_pver_new makes one. */
 void pager_pver_init(struct pver *v, uint8_t *data, uint32_t pgno);
 /* A spare version object if one is at hand, else a new one.  p->mu held. */

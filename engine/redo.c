@@ -227,7 +227,7 @@ static int redo_get(ut_pager *p, uint32_t pgno, int image, struct frame **out)
 		memset(f->pg.data, 0, UT_PAGE_SIZE);
 		return rc;
 	}
-	struct pver *v = pager_pver_new(f->pg.data, pgno);
+	struct pver *v = pager_pver_get(p, f->pg.data, pgno);
 
 	if (!v)
 		return UT_ENOMEM;

@@ -48,7 +48,7 @@
 
 #include "pager_int.h"
 
-struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
+struct pver *pager_pver_new(ut_pager *p, uint8_t *data, uint32_t pgno)
 {
 	struct pver *v = calloc(1, sizeof(*v));
 
@@ -57,8 +57,14 @@ struct pver *pager_pver_new(uint8_t *data, uint32_t pgno)
 		v->pg.pgno = pgno;
 		v->pg.snap = UT_PG_PINNED;
 		v->refs = 1; /* the owner's */
+		__atomic_add_fetch(&p->nvobj, 1, __ATOMIC_RELAXED);
 	}
 	return v;
+}
+
+size_t ut_pager_version_objects(ut_pager *p)
+{
+	return __atomic_load_n(&p->nvobj, __ATOMIC_RELAXED);
 }
 
 /* A spare v made new.  A reader's hit may still try to pin v (it read
@@ -81,7 +87,7 @@ struct pver *pager_pver_get(ut_pager *p, uint8_t *data, uint32_t pgno)
 	struct pver *v = p->vfree;
 
 	if (!v)
-		return pager_pver_new(data, pgno);
+		return pager_pver_new(p, data, pgno);
 	p->vfree = v->qnext;
 	p->nvfree--;
 	pager_pver_init(v, data, pgno);

@@ -179,6 +179,61 @@ static void test_eviction_small_cache(void **s)
 	free(path);
 }
 
+/* Version objects are never freed while the handle is open (a reader's
+ * lock-free pool hit may still try to pin one whose address it read), so
+ * each one made must be one needed at that moment: a commit past the
+ * writer's stash of 256 takes the spares before making new ones.  Before
+ * it did, every commit of more pages than that made the difference anew
+ * and left it spare for good -- 100 MiB over a million-key load and as
+ * many updates (bench_kv: peak RSS 201 MiB against a budget of cache + 41
+ * MiB).  Here ~900 leaves change per commit: the objects must stay
+ * within what can be in use at once (a current version per page, a
+ * commit's new one per page, the stash) and stop growing once the tree
+ * stops growing. */
+static void test_version_objects_reused(void **s)
+{
+	(void)s;
+	char *path = tmp_path("vobj");
+	ut_db *db = open_db(path, 32u << 20);
+	ut_pager *pg = ut_db_pager(db);
+	const long nkeys = 100000;
+	uint64_t r = 88172645463325252ull;
+	unsigned char k[16], v[100];
+	size_t warm = 0;
+	ut_txn *t;
+
+	for (long i = 0; i < nkeys + 40 * 2000; i++) {
+		long j = i;
+
+		if (i >= nkeys) { /* then random updates of existing keys */
+			r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+			j = (long)(r % (uint64_t)nkeys);
+		}
+		/* keys in a scattered order: each commit changes many leaves */
+		uint64_t z = (uint64_t)j * 0x9e3779b97f4a7c15ull;
+		memcpy(k, &z, 8);
+		memcpy(k + 8, &j, 8);
+		memset(v, (int)(i / nkeys) + 'a', sizeof(v));
+		if ((i < nkeys ? i % 5000 : (i - nkeys) % 2000) == 0)
+			assert_int_equal(ut_begin(db, 0, &t), UT_OK);
+		assert_int_equal(ut_put(t, k, sizeof(k), v, sizeof(v)), UT_OK);
+		if (i + 1 < nkeys ? (i + 1) % 5000 == 0 : (i + 1 - nkeys) % 2000 == 0)
+			assert_int_equal(ut_commit(t), UT_OK);
+		if (i + 1 == nkeys + 5 * 2000)
+			warm = ut_pager_version_objects(pg);
+	}
+	size_t n = ut_pager_version_objects(pg), pages = ut_pager_page_count(pg);
+
+	fprintf(stderr, "version objects: %zu after the load and 5 update "
+		"commits, %zu after 35 more; %zu pages\n", warm, n, pages);
+	assert_true(pages > 600); /* the commits were bigger than the stash */
+	assert_true(n <= 2 * pages + 256);
+	assert_true(n - warm < 256);
+	assert_int_equal(ut_close(db), UT_OK);
+	unlink(path);
+	free(path);
+}
+
 static void test_no_steal(void **s)
 {
 	(void)s;
@@ -636,6 +691,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eviction_small_cache),
 		cmocka_unit_test(test_no_steal),
+		cmocka_unit_test(test_version_objects_reused),
 		cmocka_unit_test(test_pinning),
 		cmocka_unit_test(test_tracked_write_of_new_page),
 		cmocka_unit_test(test_free_list_alloc),
