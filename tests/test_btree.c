@@ -18,20 +18,7 @@
 #include "untorn.h"
 #include "btree.h"
 #include "db.h"
-
-static char *tmp_path(const char *name)
-{
-	static int seq;
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/btree-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
-	unlink(p);
-	return p;
-}
+#include "helper_fs.h"
 
 static ut_db *open_db(const char *path, size_t cache)
 {
@@ -112,7 +99,7 @@ static void check_big(ut_db *db, uint32_t n, int present)
 static void test_splits_every_level(void **s)
 {
 	(void)s;
-	char *path = tmp_path("splits");
+	char *path = tmp_seq_path("btree", "splits");
 	ut_db *db = open_db(path, 0);
 	uint8_t k[UT_MAX_KEY];
 	const uint32_t n = 3000;
@@ -145,7 +132,7 @@ static void test_splits_every_level(void **s)
 static void test_delete_to_empty_and_reuse(void **s)
 {
 	(void)s;
-	char *path = tmp_path("shrink");
+	char *path = tmp_seq_path("btree", "shrink");
 	ut_db *db = open_db(path, 0);
 	ut_pager *pg = ut_db_pager(db);
 	uint8_t k[UT_MAX_KEY];
@@ -228,7 +215,7 @@ static void test_delete_to_empty_and_reuse(void **s)
 static void test_sparse_delete_merges(void **s)
 {
 	(void)s;
-	char *path = tmp_path("merge");
+	char *path = tmp_seq_path("btree", "merge");
 	ut_db *db = open_db(path, 0);
 	ut_pager *pg = ut_db_pager(db);
 	uint8_t k[UT_MAX_KEY];
@@ -294,7 +281,7 @@ static uint8_t *pattern(size_t n, unsigned seed)
 static void test_overflow_and_limits(void **s)
 {
 	(void)s;
-	char *path = tmp_path("ovfl");
+	char *path = tmp_seq_path("btree", "ovfl");
 	ut_db *db = open_db(path, 0);
 	const size_t inl = UT_BT_MAX_LOCAL - 7 - 6; /* largest inline for key "key-NN" */
 	const size_t sizes[] = { 0, 1, 100, inl - 1, inl, inl + 1,
@@ -386,7 +373,7 @@ static int cur_key(ut_cursor *c, const char *want)
 static void test_cursor_edges(void **s)
 {
 	(void)s;
-	char *path = tmp_path("cursor");
+	char *path = tmp_seq_path("btree", "cursor");
 	ut_db *db = open_db(path, 0);
 	ut_txn *t;
 	ut_cursor *c;
@@ -509,7 +496,7 @@ static void dump(ut_db *db, uint8_t **out, size_t *len)
 static void test_abort_leaves_no_trace(void **s)
 {
 	(void)s;
-	char *path = tmp_path("abort");
+	char *path = tmp_seq_path("btree", "abort");
 	ut_db *db = open_db(path, 32 * UT_PAGE_SIZE);
 	ut_pager *pg = ut_db_pager(db);
 	ut_txn *t;
@@ -624,7 +611,7 @@ static void test_key_order_at_word_edges(void **s)
 			}
 		}
 	}
-	char *path = tmp_path("edges");
+	char *path = tmp_seq_path("btree", "edges");
 	ut_db *db = open_db(path, 0);
 	ut_txn *t;
 	uint8_t val[40];
@@ -696,7 +683,7 @@ static int cmpkey(const void *a, const void *b)
 static void test_random_vs_model(void **s)
 {
 	(void)s;
-	char *path = tmp_path("random");
+	char *path = tmp_seq_path("btree", "random");
 	ut_db *db = open_db(path, 16 * UT_PAGE_SIZE);
 	static struct mval m[NK], saved[NK];
 	static int order[NK];
@@ -794,7 +781,7 @@ enum { FILL_N = 30000 };
 static double load_fill(const char *name, uint32_t (*key_of)(uint32_t),
 			ut_bt_fill *f)
 {
-	char *path = tmp_path(name);
+	char *path = tmp_seq_path("btree", name);
 	ut_db *db = open_db(path, 0);
 	uint8_t k[16], v[100];
 	ut_check_result cr;
@@ -888,30 +875,13 @@ static void test_fill_sequential(void **s)
 	assert_true(load_fill("fill-desc", descending, &f) >= 0.85);
 }
 
-/* Page pgno of the data file path: read into buf, or (write) written from
- * buf after resealing its checksum, as a hand edit would. */
-static void edit_page(const char *path, uint32_t pgno, uint8_t *buf, int write)
-{
-	FILE *f = fopen(path, "r+b");
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, (long)pgno * UT_PAGE_SIZE, SEEK_SET), 0);
-	if (write) {
-		ut_page_seal(buf);
-		assert_int_equal(fwrite(buf, UT_PAGE_SIZE, 1, f), 1);
-	} else {
-		assert_int_equal(fread(buf, UT_PAGE_SIZE, 1, f), 1);
-	}
-	fclose(f);
-}
-
 /* A resealed interior page whose second child pointer leads to the first
  * child's leaf: a scan would return that leaf's keys twice, so the cursor
  * refuses the leaf whose first key is not above the last key it left. */
 static void test_shared_leaf_refused(void **s)
 {
 	(void)s;
-	char *path = tmp_path("sharedleaf");
+	char *path = tmp_seq_path("btree", "sharedleaf");
 	ut_db *db = open_db(path, 0);
 	uint8_t *meta = malloc(UT_PAGE_SIZE), *root = malloc(UT_PAGE_SIZE);
 	ut_txn *t;
@@ -927,12 +897,13 @@ static void test_shared_leaf_refused(void **s)
 	}
 	assert_int_equal(ut_commit(t), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	edit_page(path, 0, meta, 0);
-	edit_page(path, ut_ld32(meta + UT_META_ROOT), root, 0);
+	read_page(path, 0, meta);
+	read_page(path, ut_ld32(meta + UT_META_ROOT), root);
 	assert_int_equal(ut_page_type(root), UT_PT_INTERIOR);
 	assert_true(ut_page_nslots(root) >= 2);
 	ut_st32(ut_page_cell(root, 1), ut_ld32(ut_page_cell(root, 0)));
-	edit_page(path, ut_ld32(meta + UT_META_ROOT), root, 1);
+	ut_page_seal(root); /* as a hand edit would */
+	write_page(path, ut_ld32(meta + UT_META_ROOT), root);
 
 	db = open_db(path, 0);
 	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);

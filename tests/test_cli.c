@@ -35,31 +35,6 @@ struct out {
 	size_t outlen;
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-
-	assert_non_null(f);
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = (n + 4096 + 1) * 2;
-			b = realloc(b, cap);
-			assert_non_null(b);
-		}
-		size_t r = fread(b + n, 1, 4096, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	b[n] = 0;
-	if (len)
-		*len = n;
-	return b;
-}
-
 static void out_free(struct out *o)
 {
 	free(o->out);
@@ -80,14 +55,7 @@ static int runv(struct out *o, const char *in, size_t inlen, const char *const *
 	snprintf(pin, sizeof(pin), "%s/stdin", dir);
 	snprintf(pout, sizeof(pout), "%s/stdout", dir);
 	snprintf(perr, sizeof(perr), "%s/stderr", dir);
-	{
-		FILE *f = fopen(pin, "wb");
-
-		assert_non_null(f);
-		if (in && inlen)
-			assert_int_equal(fwrite(in, 1, inlen, f), inlen);
-		fclose(f);
-	}
+	write_file(pin, in, in ? inlen : 0);
 	argv[n++] = tool;
 	while (*args && n < 63)
 		argv[n++] = *args++;
@@ -110,8 +78,8 @@ static int runv(struct out *o, const char *in, size_t inlen, const char *const *
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	memset(o, 0, sizeof(*o));
 	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	o->out = slurp(pout, &o->outlen);
-	o->err = slurp(perr, NULL);
+	o->out = read_file(pout, &o->outlen);
+	o->err = read_file(perr, NULL);
 	return o->status;
 }
 
@@ -909,9 +877,7 @@ static void test_check(void **state)
 	char *in = malloc(2000 * 140);
 	size_t inl = 0;
 	unsigned char *page;
-	struct stat st;
 	long npages, victim = -1;
-	int fd;
 
 	(void)state;
 	for (int i = 0; i < 2000; i++)
@@ -930,15 +896,11 @@ static void test_check(void **state)
 	out_free(&o);
 
 	/* Flip a byte in the middle of the last leaf page. */
-	assert_int_equal(stat(db, &st), 0);
-	npages = (long)(st.st_size / UT_PAGE_SIZE);
+	npages = (long)(file_bytes(db) / UT_PAGE_SIZE);
 	assert_true(npages >= 2);
 	page = malloc(UT_PAGE_SIZE);
-	fd = open(db, O_RDWR);
-	assert_true(fd >= 0);
 	for (long p = npages - 1; p >= 1; p--) {
-		assert_int_equal(pread(fd, page, UT_PAGE_SIZE, (off_t)p * UT_PAGE_SIZE),
-				 UT_PAGE_SIZE);
+		read_page(db, (uint32_t)p, page);
 		if (!page_is_zero(page) && ut_page_type(page) == UT_PT_LEAF) {
 			victim = p;
 			break;
@@ -946,9 +908,7 @@ static void test_check(void **state)
 	}
 	assert_true(victim >= 1);
 	page[UT_PAGE_SIZE / 2 + 123] ^= 0x5a;
-	assert_int_equal(pwrite(fd, page, UT_PAGE_SIZE, (off_t)victim * UT_PAGE_SIZE),
-			 UT_PAGE_SIZE);
-	close(fd);
+	write_page(db, (uint32_t)victim, page);
 	free(page);
 	/* a scan reads every leaf: the bad one must stop it, exit 2 */
 	run(&o, NULL, "--protect", "unsafe", "scan", db, NULL);
@@ -1089,7 +1049,7 @@ static void snap_take(struct snap *sn, const char *path)
 		return;
 	sn->exists = 1;
 	sn->mtime = st.st_mtim;
-	sn->data = slurp(path, &sn->len);
+	sn->data = read_file(path, &sn->len);
 }
 
 static void snap_same(struct snap *sn, const char *path)

@@ -72,6 +72,7 @@
 #include <sqlite3.h>
 
 #include "btree.h"
+#include "helper_fs.h"
 #include "db.h"
 #include "page.h"
 #include "pager.h"
@@ -1547,18 +1548,14 @@ static void test_foreign_dw_file(void **state)
 	struct workload *w;
 	ut_options o;
 	ut_db *db = NULL;
-	ut_file *f;
 	(void)state;
 
 	w = crashed_dw_db(d, &r);
 	assert_int_equal(vfs->remove(vfs, DWPATH), UT_OK);
-	assert_int_equal(vfs->open(vfs, DWPATH, UT_OPEN_CREATE, &f), UT_OK);
 	char *junk = ut_io_alloc(FOREIGN_BYTES);
 	for (size_t i = 0; i < FOREIGN_BYTES; i++)
 		junk[i] = "this is not a double-write file\n"[i % 32];
-	assert_int_equal(ut_file_write(f, junk, FOREIGN_BYTES, 0, 0), UT_OK);
-	assert_int_equal(ut_file_sync(f), UT_OK);
-	ut_file_close(f);
+	vfs_write_file(vfs, DWPATH, junk, FOREIGN_BYTES);
 	free(junk);
 	open_opts(&o, UT_PROTECT_DOUBLEWRITE);
 	int rc = ut_db_open_vfs(vfs, DBPATH, &o, &db);

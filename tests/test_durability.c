@@ -25,6 +25,7 @@
 #include "pager.h"
 #include "ut_simdisk.h"
 #include "wal.h"
+#include "helper_fs.h"
 
 #define DB "/db"
 
@@ -782,41 +783,17 @@ static void *gc_thread(void *p)
 	return NULL;
 }
 
-static char *tmp_path(const char *name)
-{
-	static int seq;
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/dur-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
-	return p;
-}
-
-static void unlink_db(const char *path)
-{
-	char b[600];
-
-	unlink(path);
-	snprintf(b, sizeof(b), "%s-wal", path);
-	unlink(b);
-	snprintf(b, sizeof(b), "%s-dw", path);
-	unlink(b);
-}
-
 static void test_group_commit(void **s)
 {
 	(void)s;
-	char *path = tmp_path("group");
+	char *path = tmp_seq_path("dur", "group");
 	ut_options o = opts(UT_PROTECT_AUTO, 4 << 20, 1);
 	pthread_t th[16];
 	struct gc_arg a[16];
 	ut_wal_stats w0, w1;
 	ut_db *db;
 
-	unlink_db(path);
+	remove_db_files(path);
 	assert_int_equal(ut_open(path, &o, &db), UT_OK);
 	ut_wal_stats_get(ut_db_wal(db), &w0);
 	for (int i = 0; i < 16; i++) {
@@ -849,7 +826,7 @@ static void test_group_commit(void **s)
 	}
 	ut_abort(t);
 	assert_int_equal(ut_close(db), UT_OK);
-	unlink_db(path);
+	remove_db_files(path);
 	free(path);
 }
 
@@ -1108,12 +1085,7 @@ static void test_enospc_recovery_need(void **s)
 	/* an empty -dw: recovery's copies must grow it, so the estimate
 	 * has to cover the double-write file too */
 	v->remove(v, DB "-dw");
-	{
-		ut_file *f;
-
-		assert_int_equal(v->open(v, DB "-dw", UT_OPEN_CREATE, &f), UT_OK);
-		ut_file_close(f);
-	}
+	vfs_create_file(v, DB "-dw");
 	ut_simdisk_set_capacity(d, ut_simdisk_used(d));
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOSPC);
 	at = strstr(ut_errdetail(), "recovery needs up to ");
@@ -1166,12 +1138,9 @@ static void test_dw_file(void **s)
 	assert_int_equal(ut_close(db), UT_OK);
 	assert_int_equal(v->remove(v, DB "-dw"), UT_OK);
 	{
-		ut_file *f;
 		static char junk[4096] = "not a dw file, really";
-		assert_int_equal(v->open(v, DB "-dw", UT_OPEN_CREATE, &f), UT_OK);
-		assert_int_equal(ut_file_write(f, junk, sizeof(junk), 0, 0), UT_OK);
-		assert_int_equal(ut_file_sync(f), UT_OK);
-		ut_file_close(f);
+
+		vfs_write_file(v, DB "-dw", junk, sizeof(junk));
 	}
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ENOTDB);
 	assert_non_null(strstr(ut_errdetail(), "double-write"));
@@ -1255,17 +1224,6 @@ static void test_dw_damaged_header(void **s)
 	ut_simdisk_free(d);
 }
 
-/* Cut the file at path to bytes (through the vfs, as a full disk would). */
-static void cut_to(ut_vfs *v, const char *path, uint64_t bytes)
-{
-	ut_file *f;
-
-	assert_int_equal(v->open(v, path, 0, &f), UT_OK);
-	assert_int_equal(ut_file_truncate(f, bytes), UT_OK);
-	assert_int_equal(ut_file_sync(f), UT_OK);
-	ut_file_close(f);
-}
-
 /* A partial last page past the last checkpoint's pages (a page write cut
  * short by a full disk) is a torn extension: recovery rebuilds it from the
  * log.  A partial page the checkpoint vouched for is still corruption. */
@@ -1299,7 +1257,7 @@ static void test_torn_extension(void **s)
 	assert_true(size / UT_PAGE_SIZE > pc); /* pages past the checkpoint */
 
 	/* the last page cut to its first 4 KiB */
-	cut_to(v, DB, size - UT_PAGE_SIZE + 4096);
+	vfs_truncate_file(v, DB, size - UT_PAGE_SIZE + 4096);
 	assert_int_equal(reopen_verify(v, &o, 600), 600);
 	assert_int_equal(ut_simdisk_file_size(d, DB, &size), UT_OK);
 	assert_int_equal(size % UT_PAGE_SIZE, 0);
@@ -1316,7 +1274,7 @@ static void test_torn_extension(void **s)
 	assert_int_equal(ut_simdisk_peek(d, DB, 0, meta, sizeof(meta)),
 			 (int64_t)sizeof(meta));
 	pc = ut_ld32(meta + UT_META_PAGECOUNT);
-	cut_to(v, DB, (uint64_t)(pc - 1) * UT_PAGE_SIZE + 4096);
+	vfs_truncate_file(v, DB, (uint64_t)(pc - 1) * UT_PAGE_SIZE + 4096);
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
 	assert_non_null(strstr(ut_errdetail(), "last checkpoint"));
 	ut_simdisk_free(d);
@@ -1695,19 +1653,6 @@ static uint8_t *dmg_slurp(ut_simdisk *d, const char *path, uint64_t *len)
 	return b;
 }
 
-static void dmg_rewrite(ut_simdisk *d, const char *path, const uint8_t *b,
-			uint64_t len)
-{
-	ut_vfs *v = ut_simdisk_vfs(d);
-	ut_file *f;
-
-	assert_int_equal(v->open(v, path, 0, &f), UT_OK);
-	assert_int_equal(ut_file_truncate(f, 0), UT_OK);
-	assert_int_equal(ut_file_write(f, b, len, 0, 0), UT_OK);
-	assert_int_equal(ut_file_sync(f), UT_OK);
-	ut_file_close(f);
-}
-
 static struct dmg_model *dmg_m;
 
 /* Item 1: one bit of the current -wal header slot flipped. */
@@ -1762,7 +1707,7 @@ static void test_damage_log_shift(void **s)
 				memcpy(n + mid + 4096, b + mid, len - mid);
 				len += 4096;
 			}
-			dmg_rewrite(d, DB "-wal", n, len);
+			vfs_write_file(ut_simdisk_vfs(d), DB "-wal", n, len);
 			snprintf(what, sizeof(what), "%s: %s", small ? "B" : "A",
 				 names[kind]);
 			assert_int_equal(dmg_open(d, &o, dmg_m, what), 0);
@@ -1796,7 +1741,7 @@ static void test_damage_log_cut_newer_pages(void **s)
 	/* cut the log inside the commit that page belongs to */
 	mid = UT_WAL_DATA_OFF + (newest - start) - 8;
 	assert_true(mid < len);
-	dmg_rewrite(d, DB "-wal", b, mid);
+	vfs_write_file(ut_simdisk_vfs(d), DB "-wal", b, mid);
 	free(data);
 	assert_int_equal(dmg_open(d, &o, dmg_m, "B: log cut below a page LSN"), 0);
 	assert_non_null(strstr(ut_errdetail(), "are missing"));
@@ -1947,7 +1892,7 @@ static void test_bound_log_cut(void **s)
 	assert_true(b > start);
 	mid = UT_WAL_DATA_OFF + (b - start) - 8;
 	assert_true(mid < len);
-	dmg_rewrite(d, DB "-wal", w, mid);
+	vfs_write_file(ut_simdisk_vfs(d), DB "-wal", w, mid);
 	assert_int_equal(dmg_open(d, &o, dmg_m, "B: log cut below the bound"), 0);
 	assert_non_null(strstr(ut_errdetail(), "page-write bound"));
 	assert_non_null(strstr(ut_errdetail(), "are missing"));
@@ -1975,7 +1920,8 @@ static void test_bound_lie(void **s)
 		int rc;
 
 		start = ut_ld64(w + cur * 4096 + 32);
-		dmg_rewrite(d, DB "-wal", w, UT_WAL_DATA_OFF + (newest - start) - 8);
+		vfs_write_file(ut_simdisk_vfs(d), DB "-wal", w,
+			       UT_WAL_DATA_OFF + (newest - start) - 8);
 		free(w);
 		assert_int_equal(ut_simdisk_peek(d, DB, 0, h, sizeof(h)), UT_PAGE_SIZE);
 		ut_st64(h + UT_META_PAGEBOUND,

@@ -22,20 +22,7 @@
 #include "page.h"
 #include "pager.h"
 #include "ut_simdisk.h"
-
-static char *tmp_path(const char *name)
-{
-	static int seq;
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/hooks-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
-	unlink(p);
-	return p;
-}
+#include "helper_fs.h"
 
 struct logctx {
 	uint64_t next_lsn, flushed_to;
@@ -88,7 +75,7 @@ static int log_flush_to(void *ctx, uint64_t lsn)
 static void test_log_hooks(void **s)
 {
 	(void)s;
-	char *path = tmp_path("log");
+	char *path = tmp_seq_path("hooks", "log");
 	struct logctx lc = { .next_lsn = 100 };
 	ut_log_hooks hooks = { .ctx = &lc, .log_commit = log_commit,
 			       .log_flush_to = log_flush_to };
@@ -184,7 +171,7 @@ static void test_log_hooks(void **s)
 static void test_protect_modes(void **s)
 {
 	(void)s;
-	char *path = tmp_path("protect");
+	char *path = tmp_seq_path("hooks", "protect");
 	ut_options o;
 	ut_db *db;
 	ut_stats st;

@@ -19,6 +19,7 @@
 #include "flush.h"
 #include "flush_atomic.h"
 #include "flush_doublewrite.h"
+#include "helper_shim.h"
 #include "page.h"
 #include "ut_io.h"
 #include "ut_simdisk.h"
@@ -327,24 +328,16 @@ static void test_doublewrite_bounded(void **state)
 }
 
 /* A vfs over the simulated disk that records, per write_batch call of the
- * data file ("db", index 0) and of the copies ("db-dw", 1), how many whole
- * pages it carried and with which flags. */
-struct rec_file {
-	ut_file base;
-	ut_file *inner;
-	int which;
-};
+ * data file ("db", tag 0) and of the copies ("db-dw", tag 1), how many
+ * whole pages it carried and with which flags. */
 static struct {
-	ut_vfs vfs;
-	ut_vfs *inner;
+	shim_vfs vfs;
 	size_t calls[2], max_pages[2], pages[2];
 	unsigned flags_all[2], flags_any[2];
 } rec;
 
-static int64_t rec_read(ut_file *f, void *buf, size_t len, uint64_t off)
-{
-	return ut_file_read(((struct rec_file *)f)->inner, buf, len, off);
-}
+static int rec_tag(const char *path) { return strstr(path, "-dw") != NULL; }
+
 static int rec_write(ut_file *f, const void *buf, size_t len, uint64_t off,
 		     unsigned wflags)
 {
@@ -355,60 +348,23 @@ static int rec_write(ut_file *f, const void *buf, size_t len, uint64_t off,
 static int rec_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 			   unsigned wflags)
 {
-	struct rec_file *r = (struct rec_file *)f;
+	int which = ((shim_file *)f)->tag;
 	size_t pages = 0;
 
 	for (size_t i = 0; i < n; i++)
 		pages += w[i].len == PG;
-	rec.calls[r->which]++;
-	rec.pages[r->which] += pages;
-	if (pages > rec.max_pages[r->which])
-		rec.max_pages[r->which] = pages;
-	rec.flags_all[r->which] &= wflags;
-	rec.flags_any[r->which] |= wflags;
-	return ut_file_write_batch(r->inner, w, n, wflags);
-}
-static int rec_sync(ut_file *f) { return ut_file_sync(((struct rec_file *)f)->inner); }
-static int rec_size(ut_file *f, uint64_t *b) { return ut_file_size(((struct rec_file *)f)->inner, b); }
-static int rec_truncate(ut_file *f, uint64_t b)
-{
-	return ut_file_truncate(((struct rec_file *)f)->inner, b);
-}
-static int rec_atomic_info(ut_file *f, ut_atomic_info *ai)
-{
-	return ut_file_atomic_info(((struct rec_file *)f)->inner, ai);
-}
-static void rec_close(ut_file *f)
-{
-	ut_file_close(((struct rec_file *)f)->inner);
-	free(f);
+	rec.calls[which]++;
+	rec.pages[which] += pages;
+	if (pages > rec.max_pages[which])
+		rec.max_pages[which] = pages;
+	rec.flags_all[which] &= wflags;
+	rec.flags_any[which] |= wflags;
+	return ut_file_write_batch(shim_in(f), w, n, wflags);
 }
 static const struct ut_file_ops rec_ops = {
-	rec_read, rec_write, rec_write_batch, rec_sync, rec_size, rec_truncate,
-	rec_atomic_info, rec_close, NULL,
+	shim_read, rec_write, rec_write_batch, shim_sync, shim_size, shim_truncate,
+	shim_atomic_info, shim_close, NULL,
 };
-
-static int rec_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)
-{
-	struct rec_file *r = calloc(1, sizeof(*r));
-	int rc;
-
-	(void)v;
-	assert_non_null(r);
-	rc = rec.inner->open(rec.inner, path, oflags, &r->inner);
-	if (rc) {
-		free(r);
-		return rc;
-	}
-	r->base = *r->inner;
-	r->base.ops = &rec_ops;
-	r->which = strstr(path, "-dw") != NULL;
-	*out = &r->base;
-	return UT_OK;
-}
-static int rec_remove(ut_vfs *v, const char *p) { (void)v; return rec.inner->remove(rec.inner, p); }
-static int rec_exists(ut_vfs *v, const char *p) { (void)v; return rec.inner->exists(rec.inner, p); }
-static int rec_sync_dir(ut_vfs *v, const char *p) { (void)v; return rec.inner->sync_dir(rec.inner, p); }
 
 static void rec_reset(void)
 {
@@ -436,11 +392,11 @@ static void test_writes_in_flight_bounded(void **state)
 
 	(void)state;
 	memset(&ctr, 0, sizeof(ctr));
-	rec.inner = ut_simdisk_vfs(d);
-	rec.vfs = (ut_vfs){ rec_open, rec_remove, rec_exists, rec_sync_dir };
-	assert_int_equal(rec_open(&rec.vfs, "db", UT_OPEN_CREATE, &data), UT_OK);
+	shim_init(&rec.vfs, ut_simdisk_vfs(d), &rec_ops);
+	rec.vfs.tag_of = rec_tag;
+	assert_int_equal(rec.vfs.v.open(&rec.vfs.v, "db", UT_OPEN_CREATE, &data), UT_OK);
 	assert_int_equal(data->direct, 0);
-	assert_int_equal(ut_flusher_create(UT_PROTECT_DOUBLEWRITE, &rec.vfs, "db",
+	assert_int_equal(ut_flusher_create(UT_PROTECT_DOUBLEWRITE, &rec.vfs.v, "db",
 					   data, &ctr, &fl), UT_OK);
 	for (unsigned v = 1; v <= 2; v++) {
 		unsigned flags = v == 1 ? UT_FLUSH_DURABLE : UT_FLUSH_LAZY;
@@ -473,7 +429,7 @@ static void test_writes_in_flight_bounded(void **state)
 		}
 	}
 	ut_flusher_destroy(fl);
-	assert_int_equal(ut_flusher_create(UT_PROTECT_UNSAFE, &rec.vfs, "db",
+	assert_int_equal(ut_flusher_create(UT_PROTECT_UNSAFE, &rec.vfs.v, "db",
 					   data, &ctr, &fl), UT_OK);
 	rec_reset();
 	assert_int_equal(write_version(fl, data, 3), UT_OK);

@@ -18,6 +18,7 @@
 #include "untorn.h"
 #include "db.h"
 #include "flush_doublewrite.h"
+#include "helper_fs.h"
 #include "page.h"
 #include "ut_simdisk.h"
 #include "wal.h"
@@ -80,14 +81,6 @@ static int has_key(ut_db *db, int i)
 	return rc == UT_OK;
 }
 
-static void make_empty(ut_vfs *v, const char *path)
-{
-	ut_file *f;
-
-	assert_int_equal(v->open(v, path, UT_OPEN_CREATE, &f), UT_OK);
-	ut_file_close(f);
-}
-
 /* A database not closed cleanly after a checkpoint, its log lost: refused
  * (the commits since the checkpoint may live only there); with the log
  * created as an empty file, as the header says, it opens at its last
@@ -112,7 +105,7 @@ static void test_empty_log_opens_with_loss_reported(void **state)
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_ECORRUPT);
 	assert_non_null(strstr(ut_errdetail(), "create it empty"));
 
-	make_empty(v, DB "-wal");
+	vfs_create_file(v, DB "-wal");
 	assert_int_equal(ut_db_open_vfs(v, DB, &o, &db), UT_OK);
 	print_message("open with the log lost: %s\n", ut_errdetail());
 	assert_non_null(strstr(ut_errdetail(), "-wal"));
@@ -210,7 +203,6 @@ static void refusal_changes_nothing(int protect, enum damage dmg)
 	struct fileprint before[3], after[3];
 	ut_wal_stats ws;
 	uint64_t size, ev, redo_off;
-	ut_file *f;
 	ut_db *db;
 	int rc;
 
@@ -231,11 +223,7 @@ static void refusal_changes_nothing(int protect, enum damage dmg)
 	if (dmg == CUT_BELOW_BOUND) {
 		/* the last third of the log goes: pages and the header's
 		 * bound vouch for commits past the cut */
-		assert_int_equal(v->open(v, DB "-wal", 0, &f), UT_OK);
-		assert_int_equal(ut_file_truncate(f, redo_off + size * 2 / 3),
-				 UT_OK);
-		assert_int_equal(ut_file_sync(f), UT_OK);
-		ut_file_close(f);
+		vfs_truncate_file(v, DB "-wal", redo_off + size * 2 / 3);
 	} else {
 		/* a record two thirds in is damaged; valid ones follow */
 		assert_int_equal(ut_simdisk_corrupt(d, DB "-wal",

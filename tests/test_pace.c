@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "untorn.h"
+#include "helper_shim.h"
 #include "pace.h"
 #include "page.h"
 #include "pager.h"
@@ -121,42 +122,26 @@ struct dev {
 	size_t flushed_at;    /* written then */
 };
 
-struct slowfile {
-	ut_file f;
-	ut_file *in;
-	struct dev *dev;
-	int data; /* the data file (not PATH "-dw") */
-};
-
+/* The simulated disk, its data-page writes slow (sf_write_batch). */
 struct slowvfs {
-	ut_vfs v;
-	ut_vfs *in;
+	shim_vfs s;
 	struct dev *dev;
 };
 
-static int64_t sf_read(ut_file *f, void *buf, size_t len, uint64_t off)
-{
-	return ut_file_read(((struct slowfile *)f)->in, buf, len, off);
-}
-
-static int sf_write(ut_file *f, const void *buf, size_t len, uint64_t off,
-		    unsigned wflags)
-{
-	return ut_file_write(((struct slowfile *)f)->in, buf, len, off, wflags);
-}
+/* A file's tag: 1 for the data file (not PATH "-dw"). */
+static int is_data(const char *path) { return strcmp(path, DATA) == 0; }
 
 /* Data-page writes take PAGE_NS each; the armed committer starts to wait
  * while such a batch is on the device. */
 static int sf_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 			  unsigned wflags)
 {
-	struct slowfile *sf = (struct slowfile *)f;
-	struct dev *d = sf->dev;
+	struct dev *d = ((struct slowvfs *)shim_of(f))->dev;
 	struct timespec ts = { 0, PAGE_NS };
 	int rc;
 
-	if (!sf->data)
-		return ut_file_write_batch(sf->in, w, n, wflags);
+	if (!((shim_file *)f)->tag)
+		return ut_file_write_batch(shim_in(f), w, n, wflags);
 	pthread_mutex_lock(&d->mu);
 	if (d->armed) {
 		d->armed = 0;
@@ -166,7 +151,7 @@ static int sf_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 	pthread_mutex_unlock(&d->mu);
 	for (size_t i = 0; i < n; i++)
 		nanosleep(&ts, NULL);
-	rc = ut_file_write_batch(sf->in, w, n, wflags);
+	rc = ut_file_write_batch(shim_in(f), w, n, wflags);
 	pthread_mutex_lock(&d->mu);
 	d->written += n;
 	d->batches++;
@@ -177,60 +162,10 @@ static int sf_write_batch(ut_file *f, const ut_iowrite *w, size_t n,
 	return rc;
 }
 
-static int sf_sync(ut_file *f) { return ut_file_sync(((struct slowfile *)f)->in); }
-static int sf_size(ut_file *f, uint64_t *b) { return ut_file_size(((struct slowfile *)f)->in, b); }
-static int sf_truncate(ut_file *f, uint64_t b) { return ut_file_truncate(((struct slowfile *)f)->in, b); }
-static int sf_atomic_info(ut_file *f, ut_atomic_info *ai)
-{
-	return ut_file_atomic_info(((struct slowfile *)f)->in, ai);
-}
-
-static void sf_close(ut_file *f)
-{
-	ut_file_close(((struct slowfile *)f)->in);
-	free(f);
-}
-
 static const struct ut_file_ops slow_ops = {
-	sf_read, sf_write, sf_write_batch, sf_sync, sf_size, sf_truncate,
-	sf_atomic_info, sf_close, NULL, /* no prefetch */
+	shim_read, shim_write, sf_write_batch, shim_sync, shim_size, shim_truncate,
+	shim_atomic_info, shim_close, NULL, /* no prefetch */
 };
-
-static int sv_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)
-{
-	struct slowvfs *sv = (struct slowvfs *)v;
-	struct slowfile *sf = calloc(1, sizeof(*sf));
-	int rc;
-
-	if (!sf)
-		return UT_ENOMEM;
-	rc = sv->in->open(sv->in, path, oflags, &sf->in);
-	if (rc) {
-		free(sf);
-		return rc;
-	}
-	sf->f = *sf->in;
-	sf->f.ops = &slow_ops;
-	sf->dev = sv->dev;
-	sf->data = strcmp(path, DATA) == 0;
-	*out = &sf->f;
-	return UT_OK;
-}
-
-static int sv_remove(ut_vfs *v, const char *path)
-{
-	return ((struct slowvfs *)v)->in->remove(((struct slowvfs *)v)->in, path);
-}
-
-static int sv_exists(ut_vfs *v, const char *path)
-{
-	return ((struct slowvfs *)v)->in->exists(((struct slowvfs *)v)->in, path);
-}
-
-static int sv_sync_dir(ut_vfs *v, const char *path)
-{
-	return ((struct slowvfs *)v)->in->sync_dir(((struct slowvfs *)v)->in, path);
-}
 
 /* The log: commits get increasing LSNs; a flush to the LSN the committer
  * waits for is its log write, issued by the cleaner (nothing else in this
@@ -319,14 +254,15 @@ static void rig_open(struct rig *r)
 
 	memset(r, 0, sizeof(*r));
 	r->disk = ut_simdisk_new();
-	r->sv = (struct slowvfs){ { sv_open, sv_remove, sv_exists, sv_sync_dir },
-				  ut_simdisk_vfs(r->disk), &r->d };
+	shim_init(&r->sv.s, ut_simdisk_vfs(r->disk), &slow_ops);
+	r->sv.s.tag_of = is_data;
+	r->sv.dev = &r->d;
 	r->hooks = (ut_log_hooks){ .ctx = &r->d, .log_commit = log_commit,
 				   .log_flush_to = log_flush_to,
 				   .log_waiting = log_waiting };
 	pthread_mutex_init(&r->d.mu, NULL);
 	pthread_cond_init(&r->d.cv, NULL);
-	assert_int_equal(ut_pager_open(&r->sv.v, DATA, &cfg, &r->p), UT_OK);
+	assert_int_equal(ut_pager_open(&r->sv.s.v, DATA, &cfg, &r->p), UT_OK);
 	assert_int_equal(ut_pager_checkpoint_async(r->p, &started), UT_OK);
 	wait_checkpoint(r->p); /* the cleaner thread runs */
 }

@@ -21,20 +21,7 @@
 #include "db.h"
 #include "page.h"
 #include "pager.h"
-
-static char *tmp_path(const char *name)
-{
-	static int seq;
-	const char *dir = getenv("UT_TMPDIR");
-	char *p = malloc(512);
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	mkdir(dir, 0755);
-	snprintf(p, 512, "%s/pager-%s-%d-%d.db", dir, name, (int)getpid(), seq++);
-	unlink(p);
-	return p;
-}
+#include "helper_fs.h"
 
 static int try_open(const char *path, size_t cache, int create, ut_db **db)
 {
@@ -98,31 +85,11 @@ static void check(ut_db *db, int from, int to, int vlen)
 /* Build a database of about `pages` pages and close it. */
 static char *make_db(const char *name, int keys)
 {
-	char *path = tmp_path(name);
+	char *path = tmp_seq_path("pager", name);
 	ut_db *db = open_db(path, 0);
 	fill(db, 0, keys, 300);
 	assert_int_equal(ut_close(db), UT_OK);
 	return path;
-}
-
-static void rw_page(const char *path, uint32_t pgno, uint8_t *buf, int write)
-{
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	if (write)
-		assert_int_equal(pwrite(fd, buf, UT_PAGE_SIZE, (off_t)pgno * UT_PAGE_SIZE),
-				 UT_PAGE_SIZE);
-	else
-		assert_int_equal(pread(fd, buf, UT_PAGE_SIZE, (off_t)pgno * UT_PAGE_SIZE),
-				 UT_PAGE_SIZE);
-	close(fd);
-}
-
-static off_t fsize(const char *path)
-{
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	return st.st_size;
 }
 
 /* ---- buffer pool ----------------------------------------------------- */
@@ -147,7 +114,7 @@ static void settles_within(ut_pager *pg, size_t max)
 static void test_eviction_small_cache(void **s)
 {
 	(void)s;
-	char *path = tmp_path("evict");
+	char *path = tmp_seq_path("pager", "evict");
 	ut_db *db = open_db(path, 8 * UT_PAGE_SIZE);
 	ut_pager *pg = ut_db_pager(db);
 	ut_stats st;
@@ -243,7 +210,7 @@ static void test_no_steal(void **s)
 	ut_stats st0, st1;
 	ut_txn *t;
 	char k[32], v[400];
-	off_t size0 = fsize(path);
+	off_t size0 = file_bytes(path);
 
 	assert_int_equal(ut_stats_get(db, &st0), UT_OK);
 	memset(v, 'N', sizeof(v));
@@ -256,12 +223,12 @@ static void test_no_steal(void **s)
 	assert_true(ut_pager_frames(pg) > 8);
 	assert_int_equal(ut_stats_get(db, &st1), UT_OK);
 	assert_true(st1.page_writes == st0.page_writes);
-	assert_int_equal(fsize(path), size0);
+	assert_int_equal(file_bytes(path), size0);
 	ut_abort(t);
 	assert_true(ut_pager_frames(pg) <= 8);
 	check(db, 0, 2000, 300);
 	assert_int_equal(ut_close(db), UT_OK);
-	assert_int_equal(fsize(path), size0);
+	assert_int_equal(file_bytes(path), size0);
 	unlink(path);
 	free(path);
 }
@@ -317,7 +284,7 @@ static void test_pinning(void **s)
 static void test_free_list_alloc(void **s)
 {
 	(void)s;
-	char *path = tmp_path("freelist");
+	char *path = tmp_seq_path("pager", "freelist");
 	ut_pager *p;
 	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1 };
@@ -367,7 +334,7 @@ static void test_free_list_alloc(void **s)
 static void test_free_list_lies(void **s)
 {
 	(void)s;
-	char *path = tmp_path("freelies");
+	char *path = tmp_seq_path("pager", "freelies");
 	ut_pager *p;
 	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1 };
@@ -420,7 +387,7 @@ static void test_free_list_lies(void **s)
 static void test_redo_checks_pages(void **s)
 {
 	(void)s;
-	char *path = tmp_path("redocheck");
+	char *path = tmp_seq_path("pager", "redocheck");
 	ut_pager *p;
 	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1 };
@@ -464,7 +431,7 @@ static void test_redo_checks_pages(void **s)
 static void test_tracked_write_of_new_page(void **s)
 {
 	(void)s;
-	char *path = tmp_path("tracked");
+	char *path = tmp_seq_path("pager", "tracked");
 	ut_pager *p;
 	ut_pager_config cfg = { .cache_bytes = 16 * UT_PAGE_SIZE,
 				.protect = UT_PROTECT_UNSAFE, .create = 1 };
@@ -510,15 +477,15 @@ static void expect_open(const char *path, int create, int want, const char *deta
 static void test_foreign_and_empty(void **s)
 {
 	(void)s;
-	char *path = tmp_path("foreign");
+	char *path = tmp_seq_path("pager", "foreign");
 	FILE *f = fopen(path, "w");
 	for (int i = 0; i < 5000; i++)
 		fprintf(f, "this is not a database %d\n", i);
 	fclose(f);
-	off_t sz = fsize(path);
+	off_t sz = file_bytes(path);
 	expect_open(path, 1, UT_ENOTDB, "not an untorn database");
 	expect_open(path, 0, UT_ENOTDB, NULL);
-	assert_int_equal(fsize(path), sz); /* untouched */
+	assert_int_equal(file_bytes(path), sz); /* untouched */
 	/* a short foreign file too */
 	f = fopen(path, "w");
 	fputs("x", f);
@@ -531,7 +498,7 @@ static void test_foreign_and_empty(void **s)
 	ut_db *db;
 	assert_int_equal(try_open(path, 0, 1, &db), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	assert_int_equal(fsize(path), 2 * UT_PAGE_SIZE);
+	assert_int_equal(file_bytes(path), 2 * UT_PAGE_SIZE);
 	unlink(path);
 	/* missing file without create */
 	expect_open(path, 0, UT_EIO, "No such file");
@@ -545,26 +512,26 @@ static void test_wrong_version(void **s)
 	char *path = make_db("version", 100);
 	uint8_t *pg = malloc(UT_PAGE_SIZE), *orig = malloc(UT_PAGE_SIZE);
 
-	rw_page(path, 0, orig, 0);
+	read_page(path, 0, orig);
 	memcpy(pg, orig, UT_PAGE_SIZE);
 	ut_st32(pg + UT_META_VERSION, UT_FORMAT_VERSION + 1);
 	ut_page_seal(pg);
-	rw_page(path, 0, pg, 1);
+	write_page(path, 0, pg);
 	expect_open(path, 1, UT_EVERSION, "version");
 	/* a header failing its checksum is damage, whatever its version
 	 * field says (a flipped bit there must not read as another version) */
 	memcpy(pg, orig, UT_PAGE_SIZE);
 	pg[UT_META_VERSION] ^= 2;
-	rw_page(path, 0, pg, 1);
+	write_page(path, 0, pg);
 	expect_open(path, 1, UT_ECORRUPT, "checksum mismatch");
 
 	memcpy(pg, orig, UT_PAGE_SIZE);
 	ut_st32(pg + UT_META_PAGESIZE, 4096);
 	ut_page_seal(pg);
-	rw_page(path, 0, pg, 1);
+	write_page(path, 0, pg);
 	expect_open(path, 1, UT_EVERSION, "page size");
 
-	rw_page(path, 0, orig, 1);
+	write_page(path, 0, orig);
 	ut_db *db;
 	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
@@ -578,7 +545,7 @@ static void test_truncated(void **s)
 {
 	(void)s;
 	char *path = make_db("trunc", 3000);
-	off_t sz = fsize(path);
+	off_t sz = file_bytes(path);
 
 	assert_true(sz > 20 * UT_PAGE_SIZE);
 	assert_int_equal(truncate(path, sz - UT_PAGE_SIZE), 0);
@@ -612,14 +579,14 @@ static void test_corrupt_page(void **s)
 	uint32_t victim = 0;
 	char key[16];
 	for (uint32_t q = 1; !victim; q++) {
-		rw_page(path, q, pg, 0);
+		read_page(path, q, pg);
 		if (ut_page_type(pg) == UT_PT_LEAF && ut_page_nslots(pg) > 2)
 			victim = q;
 	}
 	uint8_t *cell = ut_page_cell(pg, 1);
 	memcpy(key, cell + 7, 12);
 	cell[7 + 12 + 5] ^= 0x20; /* in the value */
-	rw_page(path, victim, pg, 1);
+	write_page(path, victim, pg);
 
 	assert_int_equal(try_open(path, 0, 0, &db), UT_OK);
 	assert_int_equal(ut_begin(db, UT_RDONLY, &t), UT_OK);
@@ -648,9 +615,9 @@ static void test_corrupt_page(void **s)
 	assert_int_equal(ut_close(db), UT_OK);
 
 	/* a damaged header page fails the open */
-	rw_page(path, 0, pg, 0);
+	read_page(path, 0, pg);
 	pg[UT_META_ROOT] ^= 1;
-	rw_page(path, 0, pg, 1);
+	write_page(path, 0, pg);
 	expect_open(path, 0, UT_ECORRUPT, "page 0: checksum mismatch");
 	free(pg);
 	unlink(path);

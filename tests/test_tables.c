@@ -100,15 +100,6 @@ static void check_clean(ut_db *db)
 	assert_int_equal(rc, UT_OK);
 }
 
-static void header_of(const char *path, uint8_t *h)
-{
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fread(h, 1, UT_PAGE_SIZE, f), UT_PAGE_SIZE);
-	fclose(f);
-}
-
 /* Separate keyspaces, counts, listing, names. */
 static void test_basic(void **s)
 {
@@ -984,7 +975,7 @@ static void test_format(void **s)
 	assert_int_equal(ut_table_next(t, NULL, &ti), UT_NOTFOUND);
 	assert_int_equal(ut_commit(t), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	header_of(path, h);
+	read_page(path, 0, h);
 	assert_int_equal(ut_ld32(h + UT_META_VERSION), 2);
 	for (int i = UT_META_CATROOT; i < UT_META_TABLEID + 8; i++)
 		assert_int_equal(h[i], 0);
@@ -998,23 +989,20 @@ static void test_format(void **s)
 	/* before any checkpoint, the catalog only in the log: the header on
 	 * disk says 3 already, so a format-2 build refuses the file rather
 	 * than replay the log and write it back as format 2 */
-	header_of(path, h);
+	read_page(path, 0, h);
 	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
 	assert_int_equal(ut_ld32(h + UT_META_CATROOT), 0);
 	/* and a later header write (this checkpoint) keeps it */
 	assert_int_equal(ut_checkpoint(db), UT_OK);
 	assert_int_equal(ut_close(db), UT_OK);
-	header_of(path, h);
+	read_page(path, 0, h);
 	assert_int_equal(ut_ld32(h + UT_META_VERSION), 3);
 	assert_true(ut_ld32(h + UT_META_CATROOT) != 0);
 
 	/* a format this build does not know is refused */
 	ut_st32(h + UT_META_VERSION, 4);
 	ut_page_seal(h);
-	FILE *f = fopen(path, "r+b");
-	assert_non_null(f);
-	assert_int_equal(fwrite(h, 1, UT_PAGE_SIZE, f), UT_PAGE_SIZE);
-	fclose(f);
+	write_page(path, 0, h);
 	ut_options o;
 	ut_options_default(&o);
 	assert_int_equal(ut_open(path, &o, &db), UT_EVERSION);

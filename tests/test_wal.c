@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "helper_fs.h"
+#include "helper_shim.h"
 #include "ut_crc32c.h"
 #include "ut_io.h"
 #include "ut_simdisk.h"
@@ -42,46 +44,12 @@ static char *tmp_path(const char *name)
 	return p;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
 static int all_zero(const unsigned char *b, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		if (b[i])
 			return 0;
 	return 1;
-}
-
-static void spit(const char *path, const unsigned char *b, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, len, f), len);
-	fclose(f);
-}
-
-static uint64_t file_size(const char *path)
-{
-	struct stat st;
-
-	assert_int_equal(stat(path, &st), 0);
-	return (uint64_t)st.st_size;
 }
 
 /* ---- model ---- */
@@ -226,7 +194,7 @@ static void test_roundtrip(void **state)
 	assert_true(st.bytes_appended > 0 && st.commits == NT + 1);
 	assert_int_equal(ut_wal_close(w), UT_OK);
 	/* chop the COMMIT record (56 bytes) of the last transaction */
-	assert_int_equal(truncate(path, (off_t)(file_size(path) - 56)), 0);
+	assert_int_equal(truncate(path, (off_t)(file_bytes(path) - 56)), 0);
 
 	expected_state(M1, 1, NT, 4000, lsns);
 	memset(M2, 0, sizeof(*M2));
@@ -297,7 +265,7 @@ static void test_torn_tail_every_offset(void **state)
 	ut_wal_close(w);
 	for (unsigned i = 0; i < NT; i++)
 		ends[i] = UT_WAL_DATA_OFF + (lsns[i] - 1);
-	img = slurp(path, &len);
+	img = read_file(path, &len);
 	assert_int_equal(len, ends[NT - 1]);
 
 	for (size_t cut = ends[NT - 4]; cut <= len; cut++) {
@@ -305,7 +273,7 @@ static void test_torn_tail_every_offset(void **state)
 
 		while (ok < NT && ends[ok] <= cut)
 			ok++;
-		spit(work, img, cut);
+		write_file(work, img, cut);
 		assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
 		memset(M2, 0, sizeof(*M2));
 		model_begin_recovery(M2);
@@ -341,7 +309,7 @@ static void test_torn_tail_every_offset(void **state)
 	 * ahead and the batch never landed: a clean end, nothing cut, and
 	 * the next append overwrites the zeros. */
 	memset(img + ends[NT - 2], 0, len - ends[NT - 2]);
-	spit(work, img, len);
+	write_file(work, img, len);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
 	assert_int_equal(info.txns_replayed, NT - 1);
@@ -381,10 +349,10 @@ static void test_garbage_tail_no_resurrection(void **state)
 
 	/* tear the first record of the batch: a torn tail, not corruption,
 	 * because what follows was never acknowledged */
-	img = slurp(path, &len);
+	img = read_file(path, &len);
 	uint64_t bad = UT_WAL_DATA_OFF + lsns[NT - 1] - 1;
 	img[bad + 50] ^= 0x5a;
-	spit(path, img, len);
+	write_file(path, img, len);
 	free(img);
 
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
@@ -392,7 +360,7 @@ static void test_garbage_tail_no_resurrection(void **state)
 	assert_int_equal(info.txns_replayed, NT);
 	assert_int_equal(info.stop_reason, UT_WAL_STOP_TAIL);
 	assert_int_equal(info.bad_offset, bad);
-	assert_int_equal(file_size(path), bad);
+	assert_int_equal(file_bytes(path), bad);
 	/* the same transaction again (same size), new LSNs would coincide with
 	 * the stale ones: the stale NT+1, NT+2 must not come back */
 	append_range(w, 4, NT, NT + 1, 200, 1, lsns);
@@ -424,10 +392,10 @@ static void test_middle_crc_failure(void **state)
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	append_range(w, 5, 0, NT, 500, 1, lsns);
 	ut_wal_close(w);
-	img = slurp(path, &len);
+	img = read_file(path, &len);
 	uint64_t bad = UT_WAL_DATA_OFF + lsns[19] - 1; /* first record of txn 20 */
 	img[bad + UT_WAL_REC_HDR + 3] ^= 0x01; /* one payload bit */
-	spit(path, img, len);
+	write_file(path, img, len);
 
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	memset(M2, 0, sizeof(*M2));
@@ -443,14 +411,14 @@ static void test_middle_crc_failure(void **state)
 	expected_state(M1, 5, 20, 500, lsns);
 	assert_same_pages(M1, M2);
 	/* nothing was cut, and the handle refuses to write over the evidence */
-	assert_int_equal(file_size(path), len);
+	assert_int_equal(file_bytes(path), len);
 	assert_int_equal(ut_wal_append_txn(w, G.d, G.n, NULL), UT_EFATAL);
 	ut_wal_close(w);
 
 	/* damage in the COMMIT record's LSN field is caught the same way */
 	img[UT_WAL_DATA_OFF + lsns[29] - 1 - 56 + 16] ^= 0x80;
 	img[bad + UT_WAL_REC_HDR + 3] ^= 0x01; /* repair the first one */
-	spit(path, img, len);
+	write_file(path, img, len);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
 	assert_int_equal(info.txns_replayed, 29);
@@ -478,11 +446,11 @@ static void test_sector_tears_in_last_batch(void **state)
 	(void)state;
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	append_range(w, 10, 0, NT, 600, 1, lsns);
-	a = slurp(path, &alen);
+	a = read_file(path, &alen);
 	append_range(w, 10, NT, NT + NB, 600, 0, lsns);
 	assert_int_equal(ut_wal_flush_to(w, UINT64_MAX), UT_OK);
 	ut_wal_close(w);
-	b = slurp(path, &blen);
+	b = read_file(path, &blen);
 	assert_true(blen > alen + 3 * 4096);
 	img = malloc(blen);
 
@@ -503,7 +471,7 @@ static void test_sector_tears_in_last_batch(void **state)
 					img[i] = garbage ? (unsigned char)rng(&s) : 0;
 			}
 		}
-		spit(work, img, len);
+		write_file(work, img, len);
 		assert_int_equal(ut_wal_open(ut_vfs_posix(), work, NULL, &w), UT_OK);
 		memset(M2, 0, sizeof(*M2));
 		model_begin_recovery(M2);
@@ -545,7 +513,7 @@ static void test_commit_must_match_txn(void **state)
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	append_range(w, 9, 0, NT, 100, 1, lsns);
 	ut_wal_close(w);
-	img = slurp(path, &len);
+	img = read_file(path, &len);
 	/* commit record of txn 5: 56 bytes ending at lsns[5] */
 	unsigned char *c = img + UT_WAL_DATA_OFF + lsns[5] - 1 - 56;
 	assert_int_equal(c[4], 2);
@@ -553,7 +521,7 @@ static void test_commit_must_match_txn(void **state)
 	uint32_t crc = ut_crc32c(0, c + 4, 52);
 	for (int i = 0; i < 4; i++)
 		c[i] = (unsigned char)(crc >> (8 * i));
-	spit(path, img, len);
+	write_file(path, img, len);
 	free(img);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
@@ -573,29 +541,29 @@ static void test_foreign_and_damaged(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (unsigned char)("SQLite format 3"[i % 15]);
-	spit(path, junk, sizeof(junk));
+	write_file(path, junk, sizeof(junk));
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_ENOTDB);
 	assert_null(w);
 	assert_non_null(strstr(ut_errdetail(), "not an untorn write-ahead log"));
-	assert_int_equal(file_size(path), sizeof(junk)); /* left alone */
+	assert_int_equal(file_bytes(path), sizeof(junk)); /* left alone */
 
 	/* a real log whose both header slots are damaged */
 	unlink(path);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	ut_wal_close(w);
 	size_t len;
-	unsigned char *img = slurp(path, &len);
+	unsigned char *img = read_file(path, &len);
 	img[20] ^= 1;
-	spit(path, img, len);
+	write_file(path, img, len);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	ut_wal_close(w); /* slot 1 still good */
 	img[4096 + 20] ^= 1;
-	spit(path, img, len);
+	write_file(path, img, len);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_ECORRUPT);
 	free(img);
 
 	/* an empty file is a new log */
-	spit(path, junk, 0);
+	write_file(path, junk, 0);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_OK);
 	assert_int_equal(info.txns_replayed, 0);
@@ -639,8 +607,8 @@ static void test_large_txn_streams(void **state)
 	assert_true(after.durable_lsn < lsns[1]);
 
 	/* crash now: the records are in the file, the COMMIT is not */
-	img = slurp(path, &len);
-	spit(crashed, img, len);
+	img = read_file(path, &len);
+	write_file(crashed, img, len);
 	free(img);
 	expected_state(M1, 9, 1, 4000, lsns);
 	assert_int_equal(ut_wal_flush_to(w, lsns[1]), UT_OK);
@@ -677,31 +645,25 @@ static void test_large_txn_streams(void **state)
 /* ---- a vfs wrapper that runs out of space or fails chosen writes ---- */
 
 typedef struct fvfs {
-	ut_vfs base;
+	shim_vfs base;       /* over the POSIX files */
 	int64_t budget;      /* bytes that may still be written; <0 = unlimited */
 	int fail_header;     /* fail writes below the data area with EIO */
 	unsigned sync_us;    /* device flush latency to simulate */
 	uint64_t read_bytes; /* bytes read from the files */
 } fvfs;
 
-typedef struct ffile {
-	ut_file base;
-	ut_file *in;
-	fvfs *v;
-} ffile;
-
-static ut_file *IN(ut_file *f) { return ((ffile *)f)->in; }
+static fvfs *fv_of(ut_file *f) { return (fvfs *)shim_of(f); }
 static int64_t f_read(ut_file *f, void *b, size_t l, uint64_t o)
 {
-	int64_t n = ut_file_read(IN(f), b, l, o);
+	int64_t n = ut_file_read(shim_in(f), b, l, o);
 
 	if (n > 0)
-		((ffile *)f)->v->read_bytes += (uint64_t)n;
+		fv_of(f)->read_bytes += (uint64_t)n;
 	return n;
 }
 static int f_write(ut_file *f, const void *b, size_t l, uint64_t o, unsigned fl)
 {
-	fvfs *v = ((ffile *)f)->v;
+	fvfs *v = fv_of(f);
 
 	if (v->fail_header && o < UT_WAL_DATA_OFF) {
 		f->last_errno = EIO;
@@ -712,7 +674,7 @@ static int f_write(ut_file *f, const void *b, size_t l, uint64_t o, unsigned fl)
 		/* like a real full disk: what fits lands, then ENOSPC */
 		size_t part = (size_t)v->budget;
 		if (part)
-			ut_file_write(IN(f), b, part, o, fl);
+			ut_file_write(shim_in(f), b, part, o, fl);
 		v->budget = 0;
 		f->last_errno = ENOSPC;
 		ut_set_errdetail("%s: write: No space left on device", f->path);
@@ -720,7 +682,7 @@ static int f_write(ut_file *f, const void *b, size_t l, uint64_t o, unsigned fl)
 	}
 	if (v->budget >= 0)
 		v->budget -= (int64_t)l;
-	return ut_file_write(IN(f), b, l, o, fl);
+	return ut_file_write(shim_in(f), b, l, o, fl);
 }
 static int f_write_batch(ut_file *f, const ut_iowrite *w, size_t n, unsigned fl)
 {
@@ -733,51 +695,20 @@ static int f_write_batch(ut_file *f, const ut_iowrite *w, size_t n, unsigned fl)
 }
 static int f_sync(ut_file *f)
 {
-	fvfs *v = ((ffile *)f)->v;
+	fvfs *v = fv_of(f);
 	if (v->sync_us)
 		usleep(v->sync_us);
-	return ut_file_sync(IN(f));
-}
-static int f_size(ut_file *f, uint64_t *b) { return ut_file_size(IN(f), b); }
-static int f_truncate(ut_file *f, uint64_t b) { return ut_file_truncate(IN(f), b); }
-static int f_atomic(ut_file *f, ut_atomic_info *o) { return IN(f)->ops->atomic_info(IN(f), o); }
-static void f_close(ut_file *f)
-{
-	ut_file_close(IN(f));
-	free(f);
+	return ut_file_sync(shim_in(f));
 }
 static const struct ut_file_ops fops = {
-	f_read, f_write, f_write_batch, f_sync, f_size, f_truncate, f_atomic, f_close, NULL,
+	f_read, f_write, f_write_batch, f_sync, shim_size, shim_truncate,
+	shim_atomic_info, shim_close, NULL,
 };
-static int fv_open(ut_vfs *v, const char *path, unsigned fl, ut_file **out)
-{
-	ut_vfs *p = ut_vfs_posix();
-	ffile *f = calloc(1, sizeof(*f));
-	int rc = p->open(p, path, fl, &f->in);
-
-	if (rc) {
-		free(f);
-		return rc;
-	}
-	f->base.ops = &fops;
-	f->base.path = f->in->path;
-	f->base.direct = f->in->direct;
-	f->base.dio_align = f->in->dio_align;
-	f->v = (fvfs *)v;
-	*out = &f->base;
-	return UT_OK;
-}
-static int fv_remove(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->remove(ut_vfs_posix(), p); }
-static int fv_exists(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->exists(ut_vfs_posix(), p); }
-static int fv_sync_dir(ut_vfs *v, const char *p) { (void)v; return ut_vfs_posix()->sync_dir(ut_vfs_posix(), p); }
 
 static void fvfs_init(fvfs *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->base.open = fv_open;
-	v->base.remove = fv_remove;
-	v->base.exists = fv_exists;
-	v->base.sync_dir = fv_sync_dir;
+	shim_init(&v->base, ut_vfs_posix(), &fops);
 	v->budget = -1;
 }
 
@@ -793,7 +724,7 @@ static void test_enospc(void **state)
 
 	(void)state;
 	fvfs_init(&v);
-	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_open(&v.base.v, path, NULL, &w), UT_OK);
 	append_range(w, 6, 0, NT, 300, 1, lsns);
 	/* two commits in one batch; the disk fills after the first one and a
 	 * bit: neither may be acknowledged, neither may come back */
@@ -809,7 +740,7 @@ static void test_enospc(void **state)
 	assert_int_equal(st.durable_lsn, lsns[NT - 1]);
 	ut_wal_close(w);
 	/* the partial write was rolled back */
-	assert_int_equal(file_size(path), UT_WAL_DATA_OFF + lsns[NT - 1] - 1);
+	assert_int_equal(file_bytes(path), UT_WAL_DATA_OFF + lsns[NT - 1] - 1);
 
 	/* space freed: reopen recovers exactly the acknowledged commits */
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
@@ -850,7 +781,7 @@ static void test_enospc_while_streaming(void **state)
 	assert_non_null(d);
 	whole_page_deltas(d, NDELTA, page);
 	fvfs_init(&v);
-	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_open(&v.base.v, path, NULL, &w), UT_OK);
 	append_range(w, 12, 0, 3, 4000, 1, lsns);
 	v.budget = 4 << 20; /* the first 8 MiB chunk does not fit */
 	assert_int_equal(ut_wal_append_txn(w, d, NDELTA, NULL), UT_ENOSPC);
@@ -860,7 +791,7 @@ static void test_enospc_while_streaming(void **state)
 	ut_wal_close(w);
 
 	v.budget = -1;
-	assert_int_equal(ut_wal_open(&v.base, path, NULL, &w), UT_OK);
+	assert_int_equal(ut_wal_open(&v.base.v, path, NULL, &w), UT_OK);
 	memset(M2, 0, sizeof(*M2));
 	model_begin_recovery(M2);
 	assert_int_equal(ut_wal_recover(w, 0, model_apply, M2, &info), UT_OK);
@@ -918,7 +849,7 @@ static void test_checkpoint_while_streaming(void **state)
 	whole_page_deltas(d, NDELTA, page); /* page changes each round */
 	for (int r = 0; r < ROUNDS; r++) {
 		fvfs_init(&v);
-		assert_int_equal(ut_wal_open(&v.base, path, &cfg, &w), UT_OK);
+		assert_int_equal(ut_wal_open(&v.base.v, path, &cfg, &w), UT_OK);
 		append_range(w, 13, 0, NT, 4000, 1, lsns);
 		append_range(w, 13, NT, NT + 1, 4000, 0, lsns);
 		v.sync_us = 100000;
@@ -1004,7 +935,7 @@ static void test_checkpoint_reclaim(void **state)
 			ut_wal_stats_get(w, &st);
 			assert_int_equal(st.bytes_since_checkpoint, lsns[i] - redo);
 		}
-		uint64_t sz = file_size(path);
+		uint64_t sz = file_bytes(path);
 		if (sz > max_size)
 			max_size = sz;
 	}
@@ -1042,10 +973,10 @@ static void test_checkpoint_reclaim(void **state)
 	assert_int_equal(ut_wal_checkpoint_done(w, after), UT_OK);
 	ut_wal_stats_get(w, &st);
 	assert_int_equal(st.log_bytes, 0);
-	assert_true(file_size(path) > UT_WAL_DATA_OFF);
+	assert_true(file_bytes(path) > UT_WAL_DATA_OFF);
 	ut_wal_close(w);
 	/* nothing live: close gave the stale epochs' space back */
-	assert_int_equal(file_size(path), UT_WAL_DATA_OFF);
+	assert_int_equal(file_bytes(path), UT_WAL_DATA_OFF);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
 	lsnlog l2 = { .min_lsn = after };
 	assert_int_equal(ut_wal_recover(w, 0, lsn_apply, &l2, &info), UT_OK);
@@ -1073,7 +1004,7 @@ static void test_reset_interrupted(void **state)
 
 	(void)state;
 	fvfs_init(&v);
-	assert_int_equal(ut_wal_open(&v.base, path, &cfg, &w), UT_OK);
+	assert_int_equal(ut_wal_open(&v.base.v, path, &cfg, &w), UT_OK);
 	append_range(w, 8, 0, NT, 300, 1, lsns);
 	v.fail_header = 1; /* the tail copy lands, the header write fails */
 	assert_int_equal(ut_wal_checkpoint_done(w, lsns[NT - 20]), UT_EIO);
@@ -1169,7 +1100,7 @@ static void test_recovery_reads_log_once(void **state)
 	for (int c = 0; c < 2; c++) {
 		unlink(path);
 		fvfs_init(&v);
-		assert_int_equal(ut_wal_open(&v.base, path, &cfgs[c], &w), UT_OK);
+		assert_int_equal(ut_wal_open(&v.base.v, path, &cfgs[c], &w), UT_OK);
 		append_range(w, 13, 0, K, UT_PAGE_SIZE, 0, lsns);
 		assert_int_equal(ut_wal_flush_to(w, UINT64_MAX), UT_OK);
 		assert_int_equal(ut_wal_checkpoint_done(w, lsns[K - 1]), UT_OK);
@@ -1189,7 +1120,7 @@ static void test_recovery_reads_log_once(void **state)
 		}
 		memset(M2, 0, sizeof(*M2));
 		model_begin_recovery(M2);
-		assert_int_equal(ut_wal_open(&v.base, path, &cfgs[c], &w), UT_OK);
+		assert_int_equal(ut_wal_open(&v.base.v, path, &cfgs[c], &w), UT_OK);
 		v.read_bytes = hints = 0;
 		ut_wal_set_prefetch(w, count_hint, &hints);
 		assert_int_equal(ut_wal_recover(w, lsns[K - 1], model_apply, M2,
@@ -1236,9 +1167,9 @@ static void test_damaged_current_slot(void **state)
 	append_range(w, 5, 40, NT, 300, 1, lsns);
 	ut_wal_close(w);
 
-	b = slurp(path, &len);
+	b = read_file(path, &len);
 	b[(2 % 2) * 4096 + 20] ^= 0x10; /* epoch 2 lives in slot 0 */
-	spit(path, b, len);
+	write_file(path, b, len);
 	free(b);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, &cfg, &w), UT_OK);
 	memset(M2, 0, sizeof(*M2));
@@ -1275,19 +1206,19 @@ static void test_inserted_bytes(void **state)
 	/* one sync for all: no record's durable floor proves anything */
 	assert_int_equal(ut_wal_flush_to(w, lsns[NT - 1]), UT_OK);
 	ut_wal_close(w);
-	b = slurp(path, &len);
+	b = read_file(path, &len);
 	at = UT_WAL_DATA_OFF + (len - UT_WAL_DATA_OFF) / 2;
 	n = malloc(len + 5);
 	memcpy(n, b, at);
 	memcpy(n + at, "XXXXX", 5);
 	memcpy(n + at + 5, b + at, len - at);
-	spit(path, n, len + 5);
+	write_file(path, n, len + 5);
 	assert_int_equal(ut_wal_open(ut_vfs_posix(), path, NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, &info), UT_ECORRUPT);
 	assert_int_equal(info.stop_reason, UT_WAL_STOP_CORRUPT);
 	assert_non_null(strstr(ut_errdetail(), "LSN range"));
 	ut_wal_close(w);
-	assert_int_equal(file_size(path), len + 5);
+	assert_int_equal(file_bytes(path), len + 5);
 	free(n);
 	free(b);
 	unlink(path);

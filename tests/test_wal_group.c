@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "helper_shim.h"
 #include "ut_io.h"
 #include "ut_simdisk.h"
 #include "wal.h"
@@ -350,83 +351,27 @@ static void test_group_commit(void **state)
 
 /* A vfs over the simulated disk whose syncs wait at a gate. */
 struct gated {
-	ut_vfs v;
-	ut_vfs *in;
+	shim_vfs s;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int closed;
 };
 
-struct gfile {
-	ut_file f;
-	ut_file *in;
-	struct gated *g;
-};
-
-static struct gated *gate_of(ut_file *f) { return ((struct gfile *)f)->g; }
-static ut_file *in_of(ut_file *f) { return ((struct gfile *)f)->in; }
-
-static int64_t gf_read(ut_file *f, void *b, size_t n, uint64_t off)
-{
-	return ut_file_read(in_of(f), b, n, off);
-}
-static int gf_write(ut_file *f, const void *b, size_t n, uint64_t off, unsigned fl)
-{
-	return ut_file_write(in_of(f), b, n, off, fl);
-}
-static int gf_write_batch(ut_file *f, const ut_iowrite *w, size_t n, unsigned fl)
-{
-	return ut_file_write_batch(in_of(f), w, n, fl);
-}
-static int gf_size(ut_file *f, uint64_t *b) { return ut_file_size(in_of(f), b); }
-static int gf_truncate(ut_file *f, uint64_t b) { return ut_file_truncate(in_of(f), b); }
-static int gf_atomic_info(ut_file *f, ut_atomic_info *ai)
-{
-	return ut_file_atomic_info(in_of(f), ai);
-}
-static void gf_close(ut_file *f)
-{
-	ut_file_close(in_of(f));
-	free(f);
-}
-
 static int gf_sync(ut_file *f)
 {
-	struct gated *g = gate_of(f);
+	struct gated *g = (struct gated *)shim_of(f);
 
 	pthread_mutex_lock(&g->mu);
 	while (g->closed)
 		pthread_cond_wait(&g->cv, &g->mu);
 	pthread_mutex_unlock(&g->mu);
-	return ut_file_sync(in_of(f));
+	return ut_file_sync(shim_in(f));
 }
 
 static const struct ut_file_ops gated_ops = {
-	gf_read, gf_write, gf_write_batch, gf_sync, gf_size, gf_truncate,
-	gf_atomic_info, gf_close, NULL, /* no prefetch */
+	shim_read, shim_write, shim_write_batch, gf_sync, shim_size, shim_truncate,
+	shim_atomic_info, shim_close, NULL, /* no prefetch */
 };
-
-static int gv_open(ut_vfs *v, const char *path, unsigned oflags, ut_file **out)
-{
-	struct gated *g = (struct gated *)v;
-	struct gfile *gf = calloc(1, sizeof(*gf));
-	int rc;
-
-	if (!gf)
-		return UT_ENOMEM;
-	if ((rc = g->in->open(g->in, path, oflags, &gf->in))) {
-		free(gf);
-		return rc;
-	}
-	gf->f = *gf->in;
-	gf->f.ops = &gated_ops;
-	gf->g = g;
-	*out = &gf->f;
-	return UT_OK;
-}
-static int gv_remove(ut_vfs *v, const char *p) { return ((struct gated *)v)->in->remove(((struct gated *)v)->in, p); }
-static int gv_exists(ut_vfs *v, const char *p) { return ((struct gated *)v)->in->exists(((struct gated *)v)->in, p); }
-static int gv_sync_dir(ut_vfs *v, const char *p) { return ((struct gated *)v)->in->sync_dir(((struct gated *)v)->in, p); }
 
 struct flusher_arg {
 	ut_wal *w;
@@ -445,9 +390,8 @@ static void *flusher(void *arg)
 static void test_sync_waiting(void **state)
 {
 	ut_simdisk *d = ut_simdisk_new();
-	struct gated g = { { gv_open, gv_remove, gv_exists, gv_sync_dir },
-			   ut_simdisk_vfs(d), PTHREAD_MUTEX_INITIALIZER,
-			   PTHREAD_COND_INITIALIZER, 0 };
+	struct gated g = { .mu = PTHREAD_MUTEX_INITIALIZER,
+			   .cv = PTHREAD_COND_INITIALIZER, .closed = 0 };
 	uint8_t bytes[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	ut_wal_delta delta = { 1, 0, sizeof(bytes), bytes, 0 };
 	struct flusher_arg a;
@@ -456,7 +400,8 @@ static void test_sync_waiting(void **state)
 	ut_wal *w;
 
 	(void)state;
-	assert_int_equal(ut_wal_open(&g.v, "/gated-wal", NULL, &w), UT_OK);
+	shim_init(&g.s, ut_simdisk_vfs(d), &gated_ops);
+	assert_int_equal(ut_wal_open(&g.s.v, "/gated-wal", NULL, &w), UT_OK);
 	assert_int_equal(ut_wal_recover(w, 0, NULL, NULL, NULL), UT_OK);
 	assert_int_equal(ut_wal_append_txn(w, &delta, 1, &lsn), UT_OK);
 	assert_int_equal(ut_wal_sync_waiting(w), 0); /* appended, nobody waits */
