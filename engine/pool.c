@@ -650,6 +650,7 @@ static struct pver *older_hit(ut_pager *p, ut_snap *s, uint32_t pgno,
 		 * version spliced out and reused meanwhile (for another page,
 		 * or another range of this one) is handed out; the pause
 		 * widens the window the checks close */
+		(void)pgno;
 		sched_yield();
 		if (!pver_pin(o))
 			return NULL;
