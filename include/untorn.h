@@ -150,11 +150,16 @@
  * against 1.82 a commit) do not pay for.  Full-page writes cost per page
  * first changed in a checkpoint interval, double-write per page written
  * back, so fullpage can only win where few distinct pages change many
- * times between checkpoints (a small hot set, a long interval); whether
- * and where it does is the checkpoint-interval sweep's to show
- * (bench_durable --ckpt-sweep, vm-bench.sh --ckpt-sweep: not yet run on a
- * quiet host).  Until a figure shows fullpage ahead on a workload AUTO can
- * recognise, AUTO stays atomic else doublewrite; choose fullpage by name.
+ * times between checkpoints (a small hot set, a long interval).  The
+ * checkpoint-interval sweeps found no interval where it is ahead: in the
+ * VM (vm-bench.sh --ckpt-sweep 1M,4M,16M,64M, 2 rounds, quiet host,
+ * bench/RESULTS.md 2026-12-07 15:31) fullpage made 27-34 commits/s
+ * against doublewrite's 43-44 (0.62-0.80x) with 1.25-1.62x its device
+ * bytes a commit; on a host disk without atomic writes (bench_durable
+ * --ckpt-sweep 4M..256M, 2026-12-07 09:50) the two were within each
+ * other's spread at every interval.  So AUTO stays atomic else
+ * doublewrite; choose fullpage by name (it logs more but recovers a
+ * torn page from the log alone, with no second copy of the file).
  *
  * Full-page images (UT_PROTECT_FULLPAGE, PostgreSQL's full_page_writes):
  * the first change to a page after each checkpoint logs the whole page

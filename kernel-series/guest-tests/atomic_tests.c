@@ -540,15 +540,10 @@ static void check_refused(const char *name, const char *result, const char *want
  * A refused write must leave the inode as it was: file_modified() (mtime,
  * ctime, and setuid/setgid for a caller without CAP_FSETID) is for a write
  * that goes ahead.  The mtime is set into the past before the write and
- * read after it: "kept" or "changed".
- *
- * XFS still changes it for two refusals that come after
- * xfs_file_write_checks() has called kiocb_modified(): the O_APPEND
- * alignment and the straddling write's EFAULT on XFS-rt.  The fix belongs
- * in 0010's xfs_file.c, which is held back while that file keys the XFS
- * 16 KiB crash count (kernel-series/README.md, "Known gaps"); those checks
- * are named *.times_xfail and want "changed", so that the fix shows here
- * as a failure to flip.
+ * read after it: "kept" or "changed".  The series refuses both writes
+ * checked here in the filesystem's write checks, before file_modified() /
+ * kiocb_modified(): the O_APPEND alignment (0008 for ext4, 0005 for XFS)
+ * and the straddling write's EFAULT (0011, 0010).
  */
 #define PAST_MTIME 1577836800	/* 2020-01-01 00:00:00 UTC */
 
@@ -559,7 +554,7 @@ static void set_past_mtime(int fd)
 	futimens(fd, ts);
 }
 
-static void check_times(const char *name, int fd, int xfail)
+static void check_times(const char *name, int fd)
 {
 	char n[160];
 	struct stat st;
@@ -567,8 +562,8 @@ static void check_times(const char *name, int fd, int xfail)
 
 	got = fstat(fd, &st) ? errname(errno) :
 	      st.st_mtim.tv_sec == PAST_MTIME ? "kept" : "changed";
-	snprintf(n, sizeof(n), "%s.times%s", name, xfail ? "_xfail" : "");
-	check(n, got, xfail ? "changed" : "kept");
+	snprintf(n, sizeof(n), "%s.times", name);
+	check(n, got, "kept");
 }
 
 /*
@@ -606,8 +601,7 @@ static void append_checks(const char *tag, const char *mnt, unsigned unit, const
 		set_past_mtime(fd);
 		check_refused(name, xwrite(fd, unit, 0, RWF_ATOMIC | how[i].rwf, 1, 0x62, 0),
 			      want, fd, 0, unit, 0x61);
-		/* XFS refuses it after kiocb_modified() only when it takes 16 KiB */
-		check_times(name, fd, g_aid && !strncmp(tag, "xfs", 3) && !strcmp(want, "EINVAL"));
+		check_times(name, fd);
 		snprintf(name, sizeof(name), "fs.%s.%s.size", tag, how[i].name);
 		if (fstat(fd, &st))
 			st.st_size = -1;
@@ -1364,8 +1358,7 @@ static void eof_checks(const char *tag, const char *mnt, const char *w_16k)
  * A 16 KiB atomic write straddling the end of file (20 KiB) from a buffer
  * whose last page cannot be read.  ext4 and XFS-rt commit such a write's
  * new size before its data write, so they fault the buffer in first: the
- * write fails with EFAULT and leaves size, contents and mtime as they were
- * (XFS-rt: mtime changed, see check_times()).
+ * write fails with EFAULT and leaves size, contents and mtime as they were.
  */
 static void straddle_efault_checks(const char *tag, const char *mnt, const char *w_16k)
 {
@@ -1394,7 +1387,7 @@ static void straddle_efault_checks(const char *tag, const char *mnt, const char 
 	set_past_mtime(fd);
 	check_refused(name, write_buf(fd, map, 16 * KiB, 16 * KiB, RWF_ATOMIC),
 		      ok16 ? "EFAULT" : w_16k, fd, 0, 20 * KiB, 0x5a);
-	check_times(name, fd, ok16 && !strncmp(tag, "xfs", 3));
+	check_times(name, fd);
 	snprintf(name, sizeof(name), "fs.%s.eof_straddle_efault.size", tag);
 	checku(name, fstat(fd, &st) ? 0 : (unsigned long long)st.st_size, 20 * KiB);
 	munmap(map, 16 * KiB);
