@@ -649,6 +649,11 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 
 		nv[i]->pg.data = f->pg.data;
 		nv[i]->pg.pgno = f->pg.pgno;
+		__atomic_store_n(&nv[i]->created, lsn, __ATOMIC_RELAXED);
+		/* older snapshots' hits reach old, or what it leads to, from
+		 * the new version (pool.c, older_hit) */
+		if (old)
+			pager_chain_link(nv[i], old);
 		/* swapped before the old one is retired: a reader's hit that
 		 * pins old after this finds the frame holds another version
 		 * and lets it go (pool.c) */
@@ -669,6 +674,7 @@ static void publish_txn(ut_pager *p, uint64_t lsn, struct pver **nv, int written
 			 * next private copy */
 			p->preout--;
 			if (!pager_snap_sees(p, old) && pver_freeze(old)) {
+				pager_chain_unlink(old);
 				shadow_keep(p, f, old->pg.data, f->touched);
 				pager_pver_free(p, old);
 			} else {

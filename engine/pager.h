@@ -104,12 +104,14 @@
  *    frame is marked loading; a second thread wanting that page waits for
  *    it), and so does the cleaner's I/O (but for cfg->inline_flush) and the
  *    commit's log append.  A reader's pool hit takes no lock (atomic
- *    loads of the page table, a pin on the version, pool.c), and a page
- *    its snapshot holds already (an interior page it read) not even a
- *    pin; a
- *    snapshot's begin and end take no lock in the common case (reader
- *    slots, version.c).  Readers on any threads call snap_begin/get_at/
- *    release/snap_end at any time.  Everything that changes pages (write,
+ *    loads of the page table, a pin on the version, pool.c), nor does
+ *    one whose snapshot is older than the page's current version (the
+ *    kept version it sees, reached through the versions' older links,
+ *    pinned and checked), and a page its snapshot holds already (an
+ *    interior page it read) not even a pin; a snapshot's begin and
+ *    end take no lock in the common case (reader slots, version.c).
+ *    Readers on any threads call snap_begin/get_at/release/snap_end at
+ *    any time.  Everything that changes pages (write,
  *    alloc, free, begin/commit/rollback, checkpoint start) must be called
  *    by the single writer (db.c's writer lock); ut_pager_get and
  *    ut_pager_root are the writer's view.

@@ -62,7 +62,23 @@ struct pver {
 	/* What a reader derived from the page (ut_pager_set_aux), or NULL;
 	 * atomic, set once, freed with the version. */
 	void *aux;
-	uint64_t until; /* kept: LSN of the commit that replaced it */
+	/* The page LSN of its data as published (the commit that made it,
+	 * or the file's for a page read): what a hit compares with its
+	 * snapshot before it pins anything -- a hint there (the object may
+	 * be reused under it), atomic. */
+	uint64_t created;
+	/* kept: LSN of the commit that replaced it; 0 while current.
+	 * Atomic: a reader's hit checks it (pool.c, older_hit), stored once
+	 * when the version is retired (release: after its data and pgno). */
+	uint64_t until;
+	/* The page's versions a snapshot may still read, newest first: the
+	 * frame's cur, then the kept ones (versions no snapshot sees are
+	 * spliced out).  A reader whose snapshot is older than cur follows
+	 * older with no lock, and trusts what it finds only once pinned and
+	 * checked (pool.c, older_hit): older is a hint, read atomically
+	 * (the writer splices under p->mu while readers follow it).  newer:
+	 * the version whose older this is, for the splice (p->mu only). */
+	struct pver *older, *newer;
 	struct pver *hnext; /* kept: store bucket chain, newest first */
 	struct pver **hpprev; /* kept: what points at it in that chain */
 	struct pver *qnext; /* kept: next in its owner snapshot's list */
@@ -490,6 +506,15 @@ void pager_snap_publish(ut_pager *p);
 int pager_snap_init(ut_pager *p);
 void pager_snap_fini(ut_pager *p);
 int pager_version_for(ut_pager *p, ut_snap *s, struct frame *f, struct pver **out);
+
+/* The older-version chain (version.c): nv, about to replace old as its
+ * frame's cur, links to it; v leaves it, its neighbours joined (the
+ * owner lets v go: freed, evicted, or no snapshot sees it); a version
+ * read from the file links to the newest kept version of its page.
+ * p->mu held. */
+void pager_chain_link(struct pver *nv, struct pver *old);
+void pager_chain_unlink(struct pver *v);
+void pager_chain_loaded(ut_pager *p, struct pver *v);
 
 /* cleaner.c */
 int pager_wal_rule(ut_pager *p, uint64_t maxlsn, unsigned flags);

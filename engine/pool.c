@@ -10,6 +10,11 @@
  * p->mu, and the version is pinned (its count raised, never from 0) and
  * then checked to still be the frame's: readers never meet one another
  * or the writer on a lock, only on the cache line of a version both use.
+ * So for a snapshot older than the frame's version: the kept version it
+ * sees is reached from that one's older link, pinned, and checked to be
+ * of the page and to cover the snapshot's LSN (older_hit) -- a reader
+ * holding a snapshot while the writer commits (a long scan) reads
+ * without the mutex the writer takes for every commit.
  * What makes the loads safe: the table and the frames are never freed
  * while the handle is open (a grown table keeps the one it replaced, a
  * frame out of the pool waits for reuse on p->ffree), nor are version
@@ -465,8 +470,10 @@ int pager_frame_forget(ut_pager *p, struct frame *f)
 	f->dirty = 0;
 	f->ckpt = 0;
 	pager_shadow_drop(p, f);
-	if (v)
+	if (v) {
+		pager_chain_unlink(v);
 		pager_pver_free(p, v);
+	}
 	return UT_OK;
 }
 
@@ -582,6 +589,8 @@ static int load(ut_pager *p, uint32_t pgno, struct frame **out)
 	ut_ctr_add(&p->ctr.page_reads, 1);
 	if (rc == UT_OK && !(v = pager_pver_get(p, f->pg.data, pgno)))
 		rc = UT_ENOMEM;
+	if (rc == UT_OK)
+		pager_chain_loaded(p, v);
 	pager_frame_set_cur(p, f, rc ? NULL : v);
 	pthread_cond_broadcast(&p->load_cv);
 	if (rc) {
@@ -614,6 +623,70 @@ static void pver_unpin(ut_pager *p, struct pver *v)
  * (as many buckets as frames), but one the writer relinks meanwhile could
  * lead a reader round. */
 #define HIT_STEPS 64
+/* Older versions a hit looks at before it gives up (the slow path finds
+ * the rest): a snapshot mostly needs the first kept one. */
+#define OLDER_STEPS 4
+
+/* A hit for a snapshot older than pgno's current version: the kept
+ * version s sees, found from cur's older link with no lock, pinned; NULL
+ * sends the caller to the slow path (kept_find under p->mu).  A link may
+ * be stale (the writer splices versions out meanwhile, and version
+ * objects are reused), so what it leads to is trusted only once pinned
+ * (its fields then stay) and checked: retired (until set, which the
+ * writer stores after its data and pgno), of pgno, and seen by s --
+ * created at or before s's LSN, replaced after it.  A page's versions
+ * cover disjoint LSN ranges, so that is the one s sees, whatever link
+ * led to it; and kept_find would return the same (the snapshot keeps
+ * it, or the budget dropped it -- then the pin still keeps its buffer
+ * for this reader: the data is right, only no longer kept). */
+static struct pver *older_hit(ut_pager *p, ut_snap *s, uint32_t pgno,
+			      struct pver *o)
+{
+	for (unsigned steps = 0; o && steps < OLDER_STEPS; steps++) {
+		struct pver *next;
+
+#ifdef UT_PLANT_OLDER_NOCHECK
+		/* planted bug (tests): the link is trusted as found -- a
+		 * version spliced out and reused meanwhile (for another page,
+		 * or another range of this one) is handed out; the pause
+		 * widens the window the checks close */
+		(void)pgno;
+		sched_yield();
+		if (!pver_pin(o))
+			return NULL;
+		if (ut_page_lsn(o->pg.data) <= s->lsn)
+			return o;
+#else
+		uint64_t until;
+
+		if (!pver_pin(o))
+			return NULL;
+		until = __atomic_load_n(&o->until, __ATOMIC_ACQUIRE);
+		if (!until || o->pg.pgno != pgno) {
+			pver_unpin(p, o);
+			return NULL;
+		}
+		if (ut_page_lsn(o->pg.data) <= s->lsn) {
+			if (until > s->lsn)
+				return o;
+			pver_unpin(p, o);
+			return NULL;
+		}
+#endif
+		next = __atomic_load_n(&o->older, __ATOMIC_ACQUIRE);
+		pver_unpin(p, o);
+		o = next;
+	}
+	return NULL;
+}
+
+/* The frame's clock bit, stored only when clear: a store dirties the
+ * frame's cache line for every reader of the page. */
+static inline void ref_set(struct frame *f)
+{
+	if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
+		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+}
 
 /* A reader's pool hit: pgno's frame holds a committed version snapshot s
  * sees, pinned for the caller; NULL sends it to the slow path.  No lock:
@@ -638,6 +711,17 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 	}
 	if (!f || !(v = __atomic_load_n(&f->cur, __ATOMIC_ACQUIRE)))
 		return NULL;
+	if (__atomic_load_n(&v->created, __ATOMIC_RELAXED) > s->lsn) {
+		/* changed since s began (a hint: v may have been reused
+		 * since it was cur; older_hit trusts nothing unchecked): a
+		 * kept version, if s's is at hand -- v is not pinned, a line
+		 * the writer's next commit of the page would take back */
+		struct pver *o = __atomic_load_n(&v->older, __ATOMIC_ACQUIRE);
+
+		if (o && (o = older_hit(p, s, pgno, o)))
+			ref_set(f); /* the way to its kept versions */
+		return o;
+	}
 #ifdef UT_PLANT_HIT_NORECHECK
 	/* planted bug (tests): the pin is not checked (a version evicted
 	 * and reused meanwhile is handed out); the pause widens the window
@@ -655,13 +739,15 @@ static struct pver *hit(ut_pager *p, ut_snap *s, uint32_t pgno)
 	}
 #endif
 	if (ut_page_lsn(v->pg.data) > s->lsn) {
+		/* changed since s began: a kept version, if s's is at hand */
+		struct pver *o = __atomic_load_n(&v->older, __ATOMIC_ACQUIRE);
+
 		pver_unpin(p, v);
-		return NULL;
+		if (o && (o = older_hit(p, s, pgno, o)))
+			ref_set(f);
+		return o;
 	}
-	/* stored only when clear: a store dirties the frame's cache line
-	 * for every reader of the page */
-	if (!__atomic_load_n(&f->ref, __ATOMIC_RELAXED))
-		__atomic_store_n(&f->ref, 1, __ATOMIC_RELAXED);
+	ref_set(f);
 	return v;
 }
 

@@ -35,7 +35,11 @@
  * dropped, first kept first: they are needed only by snapshots at or older
  * than it, which then get UT_ESNAPSHOT ("too old"), never another version
  * (kept_find checks V's whole visibility range).  Versions are also found
- * by page number (vbuckets, newest first).  Everything here but a
+ * by page number (vbuckets, newest first), and from the page's current
+ * version through older links (cur, then its kept versions newest first;
+ * a version no snapshot sees is spliced out as it goes, a page read from
+ * the file links to its kept ones): readers follow those with no lock
+ * and check what they find (pool.c, older_hit).  Everything here but a
  * reader's slot claim and release runs under p->mu; a version no owner
  * holds is freed by its last reader's release.
  */
@@ -56,6 +60,7 @@ struct pver *pager_pver_new(ut_pager *p, uint8_t *data, uint32_t pgno)
 		v->pg.data = data;
 		v->pg.pgno = pgno;
 		v->pg.snap = UT_PG_PINNED;
+		v->created = data ? ut_page_lsn(data) : 0;
 		v->refs = 1; /* the owner's */
 		__atomic_add_fetch(&p->nvobj, 1, __ATOMIC_RELAXED);
 	}
@@ -76,7 +81,11 @@ void pager_pver_init(struct pver *v, uint8_t *data, uint32_t pgno)
 	v->pg.pgno = pgno;
 	v->pg.snap = UT_PG_PINNED;
 	v->aux = NULL;
-	v->until = 0;
+	__atomic_store_n(&v->created, data ? ut_page_lsn(data) : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->until, 0, __ATOMIC_RELAXED);
+	/* (a hit may load older from a stale address: atomic) */
+	__atomic_store_n(&v->older, NULL, __ATOMIC_RELAXED);
+	v->newer = NULL;
 	v->hnext = v->qnext = NULL;
 	v->hpprev = NULL;
 	__atomic_store_n(&v->refs, 1, __ATOMIC_RELEASE); /* the owner's */
@@ -120,6 +129,31 @@ static inline struct pver **vbucket(ut_pager *p, uint32_t pgno)
 	return &p->vbuckets[(pgno * 2654435761u) & (VBUCKETS - 1)];
 }
 
+void pager_chain_link(struct pver *nv, struct pver *old)
+{
+	nv->newer = NULL;
+	old->newer = nv;
+	/* release: nv is published (its frame's cur) after this */
+	__atomic_store_n(&nv->older, old, __ATOMIC_RELEASE);
+}
+
+void pager_chain_unlink(struct pver *v)
+{
+	struct pver *o = __atomic_load_n(&v->older, __ATOMIC_RELAXED);
+
+	if (v->newer)
+		__atomic_store_n(&v->newer->older, o, __ATOMIC_RELEASE);
+	if (o)
+		o->newer = v->newer;
+	v->newer = NULL;
+	__atomic_store_n(&v->older, NULL, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t until_of(const struct pver *v)
+{
+	return __atomic_load_n(&v->until, __ATOMIC_RELAXED);
+}
+
 static inline uint64_t created(const struct pver *v)
 {
 	return ut_page_lsn(v->pg.data);
@@ -133,8 +167,21 @@ static struct pver *kept_find(ut_pager *p, uint32_t pgno, uint64_t lsn)
 {
 	for (struct pver *v = *vbucket(p, pgno); v; v = v->hnext)
 		if (v->pg.pgno == pgno && created(v) <= lsn)
-			return v->until > lsn ? v : NULL;
+			return until_of(v) > lsn ? v : NULL;
 	return NULL;
+}
+
+void pager_chain_loaded(ut_pager *p, struct pver *v)
+{
+	/* its newest kept version, whose newer (the frame's cur when it
+	 * was evicted) left the chain then */
+	for (struct pver *k = *vbucket(p, v->pg.pgno); k; k = k->hnext) {
+		if (k->pg.pgno == v->pg.pgno) {
+			if (!k->newer)
+				pager_chain_link(v, k);
+			return;
+		}
+	}
 }
 
 static void own_append(struct snapgrp *s, struct pver *v)
@@ -150,6 +197,7 @@ static void own_append(struct snapgrp *s, struct pver *v)
 /* v, no longer owned by a snapshot, leaves the store. */
 static void kept_free(ut_pager *p, struct pver *v)
 {
+	pager_chain_unlink(v);
 	*v->hpprev = v->hnext;
 	if (v->hnext)
 		v->hnext->hpprev = v->hpprev;
@@ -191,10 +239,12 @@ void pager_retire(ut_pager *p, struct pver *v, uint64_t until)
 	struct pver **b;
 
 	if (!pager_snap_sees(p, v)) {
+		pager_chain_unlink(v);
 		pver_disown(p, v);
 		return;
 	}
-	v->until = until;
+	/* release: a hit that reads it reads v's data and pgno after */
+	__atomic_store_n(&v->until, until, __ATOMIC_RELEASE);
 	b = vbucket(p, v->pg.pgno);
 	v->hnext = *b;
 	v->hpprev = b;
