@@ -160,7 +160,7 @@ static void test_eviction_small_cache(void **s)
 static void test_version_objects_reused(void **s)
 {
 	(void)s;
-	char *path = tmp_path("vobj");
+	char *path = tmp_seq_path("pager", "vobj");
 	ut_db *db = open_db(path, 32u << 20);
 	ut_pager *pg = ut_db_pager(db);
 	const long nkeys = 100000;
